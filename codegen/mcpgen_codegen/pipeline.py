@@ -1,0 +1,96 @@
+"""The whole pipeline for one revision: load -> patch -> shapes -> IR -> tables.
+
+`build_module` is a pure function of (schema document, pin, patches, policy, and for
+an extension the IR of the revision it extends), which is what the golden tests and
+`mcpgen regenerate` both call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcpgen_codegen.config import GenerationError, Patch, Pin, Policy
+from mcpgen_codegen.ir import AliasIR, ModuleIR, StructIR
+from mcpgen_codegen.lower import Builder
+from mcpgen_codegen.patching import apply_patches
+from mcpgen_codegen.shapes import Normalizer, Shape
+from mcpgen_codegen.tables import build_methods, collect_error_codes, collect_meta_keys
+
+
+def definitions(schema: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The definitions container: `$defs` (2020-12) or `definitions` (draft-07)."""
+    if "$defs" in schema:
+        return schema["$defs"], "#/$defs/"
+    if "definitions" in schema:
+        return schema["definitions"], "#/definitions/"
+    raise GenerationError("schema has neither `$defs` nor `definitions`")
+
+
+def build_module(
+    schema: dict[str, Any],
+    pin: Pin,
+    patches: tuple[Patch, ...],
+    policy: Policy,
+    core: ModuleIR | None = None,
+) -> ModuleIR:
+    schema = apply_patches(schema, pin.version, patches)
+    defs, prefix = definitions(schema)
+    normalizer = Normalizer(defs, prefix, policy)
+    shapes: dict[str, Shape] = {name: normalizer.definition(name) for name in defs}
+    builder = Builder(shapes, policy)
+    structs, aliases = builder.build()
+    methods = build_methods(shapes, {s.name: s for s in structs}, policy)
+    imports: tuple[str, ...] = ()
+    divergent: tuple[str, ...] = ()
+    if core is not None:
+        structs, aliases, imports, divergent = _share_with_core(structs, aliases, core)
+        # The extension's table lists only its own methods; copies of core methods
+        # (embedded input requests) stay in the core module's table.
+        methods = [m for m in methods if m.message not in imports]
+    return ModuleIR(
+        version=pin.version,
+        role=pin.role,
+        module=pin.module,
+        spec_url=pin.spec_url,
+        doc_url=pin.doc_url,
+        source=f"{pin.repo}@{pin.commit}:{pin.path}",
+        sha256=pin.sha256,
+        structs=tuple(structs),
+        aliases=tuple(aliases),
+        methods=tuple(methods),
+        meta_keys=tuple(collect_meta_keys(defs)),
+        error_codes=tuple(collect_error_codes(shapes, pin.role, policy)),
+        imports=imports,
+        extends_module=core.module if core is not None else None,
+        divergent=divergent,
+        extension_id=pin.extension_id,
+    )
+
+
+def _share_with_core(
+    structs: list[StructIR], aliases: list[AliasIR], core: ModuleIR
+) -> tuple[list[StructIR], list[AliasIR], tuple[str, ...], tuple[str, ...]]:
+    """Import every definition identical to the core's (transitively); report the rest.
+
+    A definition is shared only when its own IR equals the core's *and* every name it
+    refers to is shared too, so an imported class never points at a diverged type.
+    """
+    core_items: dict[str, Any] = {s.name: s.shape_key() for s in core.structs}
+    core_items.update({a.name: a.shape_key() for a in core.aliases})
+    mine: dict[str, StructIR | AliasIR] = {s.name: s for s in structs}
+    mine.update({a.name: a for a in aliases})
+    shared = {n for n, item in mine.items() if core_items.get(n) == item.shape_key()}
+    changed = True
+    while changed:
+        changed = False
+        for n in sorted(shared):
+            if not mine[n].refs() <= shared:
+                shared.discard(n)
+                changed = True
+    divergent = tuple(sorted(n for n in mine if n in core_items and n not in shared))
+    return (
+        [s for s in structs if s.name not in shared],
+        [a for a in aliases if a.name not in shared],
+        tuple(sorted(shared)),
+        divergent,
+    )
