@@ -55,6 +55,11 @@ def regenerate(
     try:
         project = Project.load(root or find_root())
         directory = resolve_schema_dir(schema_dir)
+        if directory == cache_dir():
+            # No directory was named: make sure the user cache holds every pinned file.
+            for line in fetch_schemas(project.pins, directory, only=only):
+                if "fetched" in line:
+                    typer.echo(line, err=True)
         result = generate(project, directory, only)
     except GenerationError as exc:
         _fail(exc)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from mcpgen_codegen.config import Direction, Role
@@ -118,7 +118,7 @@ class ModuleIR:
     extends_module: str | None = None
     divergent: tuple[str, ...] = ()  # copies of core definitions that differ from core
     extension_id: str | None = None
-    notes: tuple[str, ...] = field(default=())
+    context_dependent: tuple[str, ...] = ()  # documentation-only unions, own and imported
 
     def names(self) -> list[str]:
         return sorted(

@@ -116,6 +116,9 @@ class Builder:
         if isinstance(shape, AnyShape):
             return ANY
         if isinstance(shape, Scalar):
+            if shape.kind == "float":
+                # JSON `number`: keep integers integral so `50` round-trips as `50`.
+                return T("union", args=(T("int"), T("float")))
             return T(shape.kind)
         if isinstance(shape, Lit):
             return T("literal", values=shape.values)
@@ -308,8 +311,8 @@ class Builder:
             attrs.add(attr)
             f = replace(f, attr=attr)  # noqa: PLW2901
             default = f.default
-            if f.type.kind == "literal" and len(f.type.values) != 1:
-                default = NO_DEFAULT
+            if not required or (f.type.kind == "literal" and len(f.type.values) != 1):
+                default = NO_DEFAULT  # a key some member lacks must not be invented
             fields.append(replace(f, required=required, default=default))
         name = self.policy.merged_names.get(key)
         if name is None:
@@ -375,8 +378,24 @@ class Builder:
         for s in self.structs.values():
             fields = tuple(replace(f, type=self.resolve(f.type)) for f in s.fields)
             structs.append(replace(s, fields=fields))
+        structs = self.prune(structs, aliases)
         structs.sort(key=lambda s: s.name)
         return structs, _alias_order(aliases)
+
+    def prune(self, structs: list[StructIR], aliases: list[AliasIR]) -> list[StructIR]:
+        """Drop hoisted structs nothing refers to (inline variants merged away)."""
+        by_name = {s.name: s for s in structs}
+        live: set[str] = set()
+        todo = [n for n in by_name if n in self.shapes]
+        for a in aliases:
+            todo.extend(a.refs())
+        while todo:
+            name = todo.pop()
+            if name in live or name not in by_name:
+                continue
+            live.add(name)
+            todo.extend(by_name[name].refs())
+        return [s for s in structs if s.name in live]
 
 
 def _variant_suffix(member: Shape, index: int, preference: tuple[str, ...]) -> str:

@@ -42,11 +42,13 @@ def build_module(
     methods = build_methods(shapes, {s.name: s for s in structs}, policy)
     imports: tuple[str, ...] = ()
     divergent: tuple[str, ...] = ()
+    context_dependent = {a.name for a in aliases if a.documentation_only}
     if core is not None:
         structs, aliases, imports, divergent = _share_with_core(structs, aliases, core)
         # The extension's table lists only its own methods; copies of core methods
         # (embedded input requests) stay in the core module's table.
         methods = [m for m in methods if m.message not in imports]
+        context_dependent |= set(imports) & set(core.context_dependent)
     return ModuleIR(
         version=pin.version,
         role=pin.role,
@@ -64,6 +66,7 @@ def build_module(
         extends_module=core.module if core is not None else None,
         divergent=divergent,
         extension_id=pin.extension_id,
+        context_dependent=tuple(sorted(context_dependent)),
     )
 
 

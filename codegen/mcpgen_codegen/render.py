@@ -58,10 +58,16 @@ def render_type(t: T) -> str:
     if t.kind == "literal":
         return "Literal[" + ", ".join(py(v) for v in t.values) + "]"
     if t.kind == "union":
-        parts = [render_type(a) for a in t.args]
+        parts = list(dict.fromkeys(_union_leaves(t)))
         parts = [p for p in parts if p != "None"] + (["None"] if "None" in parts else [])
-        return " | ".join(dict.fromkeys(parts))
+        return " | ".join(parts)
     raise GenerationError(f"unresolved type {t}")
+
+
+def _union_leaves(t: T) -> list[str]:
+    if t.kind == "union":
+        return [leaf for a in t.args for leaf in _union_leaves(a)]
+    return [render_type(t)]
 
 
 def field_line(f: FieldIR) -> str:

@@ -33,6 +33,8 @@ def _members(name: str, shapes: dict[str, Shape]) -> list[str]:
     shape = shapes.get(name)
     if isinstance(shape, Union):
         return [m.name for m in shape.members if isinstance(m, Ref)]
+    if isinstance(shape, Ref):  # a one-member union simplifies to a reference
+        return [shape.name]
     if isinstance(shape, Obj):
         return [name]
     return []

@@ -531,7 +531,12 @@ TaskStatusNotificationParams: TypeAlias = (
 )
 
 # Unions whose variant depends on context: documentation only, not decode targets.
-CONTEXT_DEPENDENT: Final[frozenset[str]] = frozenset({})
+CONTEXT_DEPENDENT: Final[frozenset[str]] = frozenset(
+    {
+        "InputResponse",
+        "PrimitiveSchemaDefinition",
+    }
+)
 
 METHODS: Final[dict[str, MethodInfo]] = {
     "notifications/tasks": MethodInfo(

@@ -169,7 +169,7 @@ class AnnotatedAnnotations(MCPStruct, kw_only=True):
     """Inline object at `Annotated.annotations` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#annotated"""
 
     audience: list[Role] | UnsetType = UNSET
-    priority: float | UnsetType = UNSET
+    priority: int | float | UnsetType = UNSET
 
 
 class BlobResourceContents(MCPStruct, kw_only=True):
@@ -287,7 +287,7 @@ class CreateMessageRequestParams(MCPStruct, kw_only=True):
     )
     stop_sequences: list[str] | UnsetType = msgspec.field(default=UNSET, name="stopSequences")
     system_prompt: str | UnsetType = msgspec.field(default=UNSET, name="systemPrompt")
-    temperature: float | UnsetType = UNSET
+    temperature: int | float | UnsetType = UNSET
 
 
 class CreateMessageResult(MCPStruct, kw_only=True):
@@ -311,7 +311,7 @@ class EmbeddedResourceAnnotations(MCPStruct, kw_only=True):
     """Inline object at `EmbeddedResource.annotations` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#embeddedresource"""
 
     audience: list[Role] | UnsetType = UNSET
-    priority: float | UnsetType = UNSET
+    priority: int | float | UnsetType = UNSET
 
 
 class GetPromptRequest(MCPStruct, kw_only=True, tag_field="method", tag="prompts/get"):
@@ -347,7 +347,7 @@ class ImageContentAnnotations(MCPStruct, kw_only=True):
     """Inline object at `ImageContent.annotations` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#imagecontent"""
 
     audience: list[Role] | UnsetType = UNSET
-    priority: float | UnsetType = UNSET
+    priority: int | float | UnsetType = UNSET
 
 
 class Implementation(MCPStruct, kw_only=True):
@@ -574,12 +574,12 @@ class ModelHint(MCPStruct, kw_only=True):
 class ModelPreferences(MCPStruct, kw_only=True):
     """`ModelPreferences` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#modelpreferences"""
 
-    cost_priority: float | UnsetType = msgspec.field(default=UNSET, name="costPriority")
+    cost_priority: int | float | UnsetType = msgspec.field(default=UNSET, name="costPriority")
     hints: list[ModelHint] | UnsetType = UNSET
-    intelligence_priority: float | UnsetType = msgspec.field(
+    intelligence_priority: int | float | UnsetType = msgspec.field(
         default=UNSET, name="intelligencePriority"
     )
-    speed_priority: float | UnsetType = msgspec.field(default=UNSET, name="speedPriority")
+    speed_priority: int | float | UnsetType = msgspec.field(default=UNSET, name="speedPriority")
 
 
 class Notification(MCPStruct, kw_only=True):
@@ -638,9 +638,9 @@ class ProgressNotification(
 class ProgressNotificationParams(MCPStruct, kw_only=True):
     """Inline object at `ProgressNotification.params` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#progressnotification"""
 
-    progress: float
+    progress: int | float
     progress_token: ProgressToken = msgspec.field(name="progressToken")
-    total: float | UnsetType = UNSET
+    total: int | float | UnsetType = UNSET
 
 
 class Prompt(MCPStruct, kw_only=True):
@@ -733,7 +733,7 @@ class ResourceAnnotations(MCPStruct, kw_only=True):
     """Inline object at `Resource.annotations` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#resource"""
 
     audience: list[Role] | UnsetType = UNSET
-    priority: float | UnsetType = UNSET
+    priority: int | float | UnsetType = UNSET
 
 
 class ResourceContents(MCPStruct, kw_only=True):
@@ -786,7 +786,7 @@ class ResourceTemplateAnnotations(MCPStruct, kw_only=True):
     """Inline object at `ResourceTemplate.annotations` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourcetemplate"""
 
     audience: list[Role] | UnsetType = UNSET
-    priority: float | UnsetType = UNSET
+    priority: int | float | UnsetType = UNSET
 
 
 class ResourceUpdatedNotification(
@@ -901,7 +901,7 @@ class TextContentAnnotations(MCPStruct, kw_only=True):
     """Inline object at `TextContent.annotations` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#textcontent"""
 
     audience: list[Role] | UnsetType = UNSET
-    priority: float | UnsetType = UNSET
+    priority: int | float | UnsetType = UNSET
 
 
 class TextResourceContents(MCPStruct, kw_only=True):

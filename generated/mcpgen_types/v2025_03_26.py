@@ -163,7 +163,7 @@ class Annotations(MCPStruct, kw_only=True):
     """`Annotations` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#annotations"""
 
     audience: list[Role] | UnsetType = UNSET
-    priority: float | UnsetType = UNSET
+    priority: int | float | UnsetType = UNSET
 
 
 class AudioContent(MCPStruct, kw_only=True, tag_field="type", tag="audio"):
@@ -289,7 +289,7 @@ class CreateMessageRequestParams(MCPStruct, kw_only=True):
     )
     stop_sequences: list[str] | UnsetType = msgspec.field(default=UNSET, name="stopSequences")
     system_prompt: str | UnsetType = msgspec.field(default=UNSET, name="systemPrompt")
-    temperature: float | UnsetType = UNSET
+    temperature: int | float | UnsetType = UNSET
 
 
 class CreateMessageResult(MCPStruct, kw_only=True):
@@ -580,12 +580,12 @@ class ModelHint(MCPStruct, kw_only=True):
 class ModelPreferences(MCPStruct, kw_only=True):
     """`ModelPreferences` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#modelpreferences"""
 
-    cost_priority: float | UnsetType = msgspec.field(default=UNSET, name="costPriority")
+    cost_priority: int | float | UnsetType = msgspec.field(default=UNSET, name="costPriority")
     hints: list[ModelHint] | UnsetType = UNSET
-    intelligence_priority: float | UnsetType = msgspec.field(
+    intelligence_priority: int | float | UnsetType = msgspec.field(
         default=UNSET, name="intelligencePriority"
     )
-    speed_priority: float | UnsetType = msgspec.field(default=UNSET, name="speedPriority")
+    speed_priority: int | float | UnsetType = msgspec.field(default=UNSET, name="speedPriority")
 
 
 class Notification(MCPStruct, kw_only=True):
@@ -645,9 +645,9 @@ class ProgressNotificationParams(MCPStruct, kw_only=True):
     """Inline object at `ProgressNotification.params` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#progressnotification"""
 
     message: str | UnsetType = UNSET
-    progress: float
+    progress: int | float
     progress_token: ProgressToken = msgspec.field(name="progressToken")
-    total: float | UnsetType = UNSET
+    total: int | float | UnsetType = UNSET
 
 
 class Prompt(MCPStruct, kw_only=True):

@@ -228,7 +228,7 @@ class Annotations(MCPStruct, kw_only=True):
 
     audience: list[Role] | UnsetType = UNSET
     last_modified: str | UnsetType = msgspec.field(default=UNSET, name="lastModified")
-    priority: float | UnsetType = UNSET
+    priority: int | float | UnsetType = UNSET
 
 
 class AudioContent(MCPStruct, kw_only=True, tag_field="type", tag="audio"):
@@ -449,7 +449,7 @@ class CreateMessageRequestParams(MCPStruct, kw_only=True):
     )
     stop_sequences: list[str] | UnsetType = msgspec.field(default=UNSET, name="stopSequences")
     system_prompt: str | UnsetType = msgspec.field(default=UNSET, name="systemPrompt")
-    temperature: float | UnsetType = UNSET
+    temperature: int | float | UnsetType = UNSET
     tool_choice: ToolChoice | UnsetType = msgspec.field(default=UNSET, name="toolChoice")
     tools: list[Tool] | UnsetType = UNSET
 
@@ -545,7 +545,7 @@ class ElicitResult(MCPStruct, kw_only=True):
     """`ElicitResult` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#elicitresult"""
 
     action: Literal["accept", "cancel", "decline"]
-    content: dict[str, list[str] | str | float | int | bool] | UnsetType = UNSET
+    content: dict[str, list[str] | str | int | float | bool] | UnsetType = UNSET
 
 
 class EmbeddedResource(MCPStruct, kw_only=True, tag_field="type", tag="resource"):
@@ -944,12 +944,12 @@ class ModelHint(MCPStruct, kw_only=True):
 class ModelPreferences(MCPStruct, kw_only=True):
     """`ModelPreferences` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#modelpreferences"""
 
-    cost_priority: float | UnsetType = msgspec.field(default=UNSET, name="costPriority")
+    cost_priority: int | float | UnsetType = msgspec.field(default=UNSET, name="costPriority")
     hints: list[ModelHint] | UnsetType = UNSET
-    intelligence_priority: float | UnsetType = msgspec.field(
+    intelligence_priority: int | float | UnsetType = msgspec.field(
         default=UNSET, name="intelligencePriority"
     )
-    speed_priority: float | UnsetType = msgspec.field(default=UNSET, name="speedPriority")
+    speed_priority: int | float | UnsetType = msgspec.field(default=UNSET, name="speedPriority")
 
 
 class Notification(MCPStruct, kw_only=True):
@@ -976,10 +976,10 @@ class NotificationParams(MCPStruct, kw_only=True):
 class NumberSchema(MCPStruct, kw_only=True):
     """`NumberSchema` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#numberschema"""
 
-    default: float | UnsetType = UNSET
+    default: int | float | UnsetType = UNSET
     description: str | UnsetType = UNSET
-    maximum: float | UnsetType = UNSET
-    minimum: float | UnsetType = UNSET
+    maximum: int | float | UnsetType = UNSET
+    minimum: int | float | UnsetType = UNSET
     title: str | UnsetType = UNSET
     type: Literal["integer", "number"]
 
@@ -1030,9 +1030,9 @@ class ProgressNotificationParams(MCPStruct, kw_only=True):
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
     message: str | UnsetType = UNSET
-    progress: float
+    progress: int | float
     progress_token: ProgressToken = msgspec.field(name="progressToken")
-    total: float | UnsetType = UNSET
+    total: int | float | UnsetType = UNSET
 
 
 class Prompt(MCPStruct, kw_only=True):

@@ -1,0 +1,194 @@
+"""Properties of the generated modules that the runtime builds on."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from types import ModuleType
+
+import msgspec
+import pytest
+
+import mcpgen_types
+from mcpgen_types import v2024_11_05, v2025_03_26, v2025_11_25, v2026_07_28
+
+MODULES = {v: importlib.import_module(m) for v, m in mcpgen_types.MODULES.items()}
+
+
+def type_names(module: ModuleType) -> list[str]:
+    return [
+        n for n in module.__all__
+        if isinstance(getattr(module, n), type) or (n[0].isupper() and not n.isupper())
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("version", sorted(MODULES))
+def test_every_definition_is_a_decode_target(version: str) -> None:
+    module = MODULES[version]
+    names = type_names(module)
+    assert len(names) > 30
+    for name in names:
+        if name in module.CONTEXT_DEPENDENT:
+            # Documented as context-dependent: prove the listing is needed.
+            with pytest.raises(TypeError):
+                msgspec.json.Decoder(getattr(module, name))
+        else:
+            msgspec.json.Decoder(getattr(module, name))
+
+
+def test_context_dependent_unions_are_exactly_the_documented_ones() -> None:
+    assert {
+        "EnumSchema", "InputResponse", "JSONRPCMessage", "MultiSelectEnumSchema",
+        "PrimitiveSchemaDefinition", "ServerResult",
+    } == v2026_07_28.CONTEXT_DEPENDENT  # fmt: skip
+
+
+def test_every_schema_definition_is_generated(schema_dir: object) -> None:
+    from pathlib import Path
+
+    from mcpgen_codegen.config import load_pins
+    from tests.conftest import REPO
+
+    for pin in load_pins(REPO / "schema" / "pins.toml").revisions:
+        doc = json.loads((Path(str(schema_dir)) / pin.local).read_text())
+        defs = doc.get("$defs") or doc["definitions"]
+        module = MODULES[pin.version]
+        missing = [d for d in defs if not hasattr(module, d)]
+        assert not missing, f"{pin.version}: {missing}"
+
+
+def test_content_blocks_are_a_tagged_union() -> None:
+    data = b'[{"type":"text","text":"hi"},{"type":"image","data":"AA==","mimeType":"image/png"},' \
+           b'{"type":"resource","resource":{"uri":"file:///a","blob":"AA=="}}]'  # fmt: skip
+    blocks = msgspec.json.decode(data, type=list[v2026_07_28.ContentBlock])
+    assert [type(b).__name__ for b in blocks] == ["TextContent", "ImageContent", "EmbeddedResource"]
+    assert blocks[2].resource.blob == "AA==" and blocks[2].resource.text is msgspec.UNSET
+    assert json.loads(msgspec.json.encode(blocks)) == json.loads(data)
+
+
+def test_requests_dispatch_on_method() -> None:
+    line = (
+        b'{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo",'
+        b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+        b'"io.modelcontextprotocol/clientCapabilities":{},"x.example/k":[1.5,null]}}}'
+    )
+    req = msgspec.json.decode(line, type=v2026_07_28.ClientRequest)
+    assert isinstance(req, v2026_07_28.CallToolRequest) and req.id == "a"
+    assert req.params.meta["x.example/k"] == [1.5, None]  # _meta keeps every key
+    assert json.loads(msgspec.json.encode(req)) == json.loads(line)
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.json.decode(line.replace(b'"a"', b"true"), type=v2026_07_28.ClientRequest)
+
+
+def test_result_type_is_defaulted_and_always_written() -> None:
+    result = msgspec.json.decode(b'{"content":[]}', type=v2026_07_28.CallToolResult)
+    assert result.result_type == "complete"  # older peers omit it
+    assert json.loads(msgspec.json.encode(v2026_07_28.CallToolResult(content=[]))) == {
+        "content": [],
+        "resultType": "complete",
+    }
+
+
+def test_absent_optional_keys_are_never_written() -> None:
+    tool = v2026_07_28.Tool(name="t", input_schema={"type": "object"})
+    assert json.loads(msgspec.json.encode(tool)) == {"name": "t", "inputSchema": {"type": "object"}}
+
+
+def test_number_keeps_integers_integral() -> None:
+    note = msgspec.json.decode(
+        b'{"progressToken":1,"progress":50}', type=v2026_07_28.ProgressNotificationParams
+    )
+    assert json.loads(msgspec.json.encode(note)) == {"progressToken": 1, "progress": 50}
+    assert note.progress == 50 and isinstance(note.progress, int)
+
+
+def test_patched_elicitation_answers_accept_floats() -> None:
+    result = msgspec.json.decode(
+        b'{"action":"accept","content":{"n":2.5}}', type=v2026_07_28.ElicitResult
+    )
+    assert result.content == {"n": 2.5}
+
+
+def test_methods_table_modern() -> None:
+    m = v2026_07_28.METHODS
+    assert "initialize" not in m and "ping" not in m and "logging/setLevel" not in m
+    call = m["tools/call"]
+    assert (call.kind, call.direction, call.input_required, call.cacheable) == (
+        "request", "client_to_server", True, False,
+    )  # fmt: skip
+    assert call.message is v2026_07_28.CallToolRequest
+    assert call.params is v2026_07_28.CallToolRequestParams
+    assert call.result is v2026_07_28.CallToolResult
+    cacheable = {k for k, v in m.items() if v.cacheable}
+    assert cacheable == {
+        "server/discover", "tools/list", "prompts/list", "resources/list",
+        "resources/templates/list", "resources/read",
+    }  # fmt: skip
+    assert {k for k, v in m.items() if v.input_required} == {
+        "tools/call",
+        "prompts/get",
+        "resources/read",
+    }
+    assert {k for k, v in m.items() if v.direction == "input"} == {
+        "elicitation/create", "sampling/createMessage", "roots/list",
+    }  # fmt: skip
+    assert m["notifications/cancelled"].direction == "both"
+    assert m["notifications/progress"].direction == "server_to_client"
+
+
+def test_methods_table_legacy() -> None:
+    m = v2025_11_25.METHODS
+    assert m["initialize"].result is v2025_11_25.InitializeResult
+    assert m["ping"].direction == "both" and m["ping"].result is v2025_11_25.Result
+    assert m["elicitation/create"].direction == "server_to_client"
+    assert "server/discover" not in m
+    assert not any(v.input_required or v.cacheable for v in m.values())
+    assert (
+        "JSONRPCBatchRequest" in v2025_03_26.__all__
+        and "JSONRPCBatchRequest" not in v2024_11_05.__all__
+    )
+
+
+def test_meta_keys_and_error_codes() -> None:
+    assert v2026_07_28.META_PROTOCOL_VERSION == "io.modelcontextprotocol/protocolVersion"
+    assert v2026_07_28.META_SUBSCRIPTION_ID == "io.modelcontextprotocol/subscriptionId"
+    assert "progressToken" in v2026_07_28.META_KEYS
+    assert (v2026_07_28.HEADER_MISMATCH, v2026_07_28.MISSING_REQUIRED_CLIENT_CAPABILITY,
+            v2026_07_28.UNSUPPORTED_PROTOCOL_VERSION) == (-32020, -32021, -32022)  # fmt: skip
+    assert "RESOURCE_NOT_FOUND" not in v2026_07_28.ERROR_CODES  # forbidden under 2026-07-28
+    assert v2025_11_25.ERROR_CODES["RESOURCE_NOT_FOUND"] == -32002
+    assert v2025_11_25.URL_ELICITATION_REQUIRED == -32042
+    assert v2024_11_05.ERROR_CODES["METHOD_NOT_FOUND"] == -32601
+
+
+def test_extension_module_shares_core_classes() -> None:
+    from mcpgen_types import ext_tasks
+
+    assert ext_tasks.TextContent is v2026_07_28.TextContent  # one type everywhere
+    assert ext_tasks.EXTENSION_ID == "io.modelcontextprotocol/tasks"
+    assert set(ext_tasks.METHODS) == {
+        "tasks/get",
+        "tasks/update",
+        "tasks/cancel",
+        "notifications/tasks",
+    }
+    created = msgspec.json.decode(
+        b'{"resultType":"task","taskId":"t1","status":"working","createdAt":"x",'
+        b'"lastUpdatedAt":"x","ttlMs":null}',
+        type=ext_tasks.CreateTaskResult,
+    )
+    assert created.ttl_ms is None and created.result_type == "task"
+    got = msgspec.json.decode(
+        b'{"resultType":"complete","taskId":"t1","status":"completed","createdAt":"x",'
+        b'"lastUpdatedAt":"x","ttlMs":1000,"result":{"content":[]}}',
+        type=ext_tasks.GetTaskResult,
+    )
+    assert type(got).__name__ == "GetTaskResultCompleted" and got.result == {"content": []}
+
+
+def test_latest_reexports_the_newest_modern_revision() -> None:
+    from mcpgen_types import latest
+
+    assert mcpgen_types.LATEST == "2026-07-28"
+    assert latest.CallToolRequest is v2026_07_28.CallToolRequest
+    assert mcpgen_types.LEGACY == ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
