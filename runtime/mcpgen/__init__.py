@@ -2,10 +2,50 @@
 
 The protocol types of every pinned revision live in `mcpgen_types` (generated from
 the upstream JSON Schemas); `mcpgen.types` re-exports the newest modern revision.
+`Server` serves both eras (2026-07-28 stateless requests and `initialize` sessions).
 """
 
 from __future__ import annotations
 
-__all__ = ["__version__"]
+from mcpgen._api import Server
+from mcpgen._errors import ConfigurationError, McpError
+from mcpgen._server import CacheHint, Channel, Session
+from mcpgen._server._content import (
+    audio,
+    embedded_blob,
+    embedded_text,
+    image,
+    resource_link,
+    structured,
+    text,
+    tool_error,
+)
+from mcpgen._server._context import Context, InputRequired, elicit_form, elicit_url, list_roots, sample
+from mcpgen._server._defs import Header
+
+__all__ = [
+    "CacheHint",
+    "Channel",
+    "ConfigurationError",
+    "Context",
+    "Header",
+    "InputRequired",
+    "McpError",
+    "Server",
+    "Session",
+    "__version__",
+    "audio",
+    "elicit_form",
+    "elicit_url",
+    "embedded_blob",
+    "embedded_text",
+    "image",
+    "list_roots",
+    "resource_link",
+    "sample",
+    "structured",
+    "text",
+    "tool_error",
+]
 
 __version__ = "0.1.0"

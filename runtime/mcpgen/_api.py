@@ -1,0 +1,233 @@
+"""The public Server: decorators to register features, and the core it builds."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, overload
+
+from msgspec import UNSET
+
+from mcpgen._errors import ConfigurationError
+from mcpgen._server import CacheHint, Channel, Registry, ServerCore, Session
+from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, ChangeEvent, SubscriptionBus
+from mcpgen._server._context import Context
+from mcpgen._server._defs import (
+    build_completion,
+    build_prompt,
+    build_resource,
+    build_template,
+    build_tool,
+)
+from mcpgen._server._state import Sealer
+from mcpgen_types import latest as t
+
+__all__ = ["Server"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Server:
+    """An MCP server for both eras: modern (2026-07-28, stateless) and legacy
+    (`initialize` sessions, 2024-11-05 ... 2025-11-25), over any transport.
+
+    Register tools, resources, resource templates, prompts and completions with the
+    decorators; handlers may be sync or async and may take a `Context` parameter.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        instructions: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        website_url: str | None = None,
+        icons: list[t.Icon] | None = None,
+        page_size: int = 200,
+        cache: Mapping[str, CacheHint] | None = None,
+        mask_errors: bool = False,
+        logging: bool = True,
+        state_keys: list[bytes | str] | None = None,
+        state_ttl_seconds: float = 900.0,
+        bus: SubscriptionBus | None = None,
+        extensions: Mapping[str, dict[str, Any]] | None = None,
+    ) -> None:
+        if page_size < 1:
+            raise ConfigurationError("page_size must be at least 1")
+        self.info = t.Implementation(
+            name=name,
+            version=version,
+            title=title if title is not None else UNSET,
+            description=description if description is not None else UNSET,
+            website_url=website_url if website_url is not None else UNSET,
+            icons=icons if icons is not None else UNSET,
+        )
+        self.instructions = instructions
+        self._options = {
+            "page_size": page_size,
+            "cache": dict(cache or {}),
+            "mask_errors": mask_errors,
+            "logging": logging,
+            "extensions": dict(extensions or {}),
+            "bus": bus,
+        }
+        self._sealer = Sealer(state_keys, ttl_seconds=state_ttl_seconds)
+        self._registry = Registry()
+        self._core: ServerCore | None = None
+
+    # -- the core --------------------------------------------------------------------------
+    @property
+    def core(self) -> ServerCore:
+        """The running core; building it freezes the registry snapshot."""
+        if self._core is None:
+            o = self._options
+            self._core = ServerCore(
+                self.info,
+                instructions=self.instructions,
+                registry=self._registry,
+                sealer=self._sealer,
+                cache=o["cache"],
+                page_size=o["page_size"],
+                mask_errors=o["mask_errors"],
+                logging=o["logging"],
+                extensions=o["extensions"],
+                bus=o["bus"],
+            )
+        return self._core
+
+    def session(self, channel: Channel | None = None) -> Session:
+        """A new connection-scoped protocol session (transports call this)."""
+        return Session(self.core, channel)
+
+    def _update(self, kind: str, **changes: Any) -> None:
+        self._registry = dataclasses.replace(self._registry, **changes)
+        if self._core is not None:  # serving: swap the snapshot, tell listeners
+            self._core.swap(self._registry, [kind])
+
+    # -- tools -------------------------------------------------------------------------------
+    @overload
+    def tool(self, fn: F, /) -> F: ...
+    @overload
+    def tool(self, fn: None = None, /, **options: Any) -> Callable[[F], F]: ...
+
+    def tool(self, fn: F | None = None, /, **options: Any) -> Any:
+        """Register a tool. Options: name, title, description, annotations,
+        input_schema (a raw JSON Schema; needs jsonschema-rs), output_schema, icons, meta."""
+
+        def register(f: F) -> F:
+            self.add_tool(f, **options)
+            return f
+
+        return register(fn) if fn is not None else register
+
+    def add_tool(self, fn: Callable[..., Any], **options: Any) -> None:
+        tool = build_tool(fn, Context, **options)
+        if tool.name in self._registry.tools:
+            raise ConfigurationError(f"tool {tool.name!r} is registered twice")
+        self._update(TOOLS, tools={**self._registry.tools, tool.name: tool})
+
+    def remove_tool(self, name: str) -> None:
+        tools = dict(self._registry.tools)
+        if tools.pop(name, None) is None:
+            raise ConfigurationError(f"no tool {name!r}")
+        self._update(TOOLS, tools=tools)
+
+    # -- resources ---------------------------------------------------------------------------
+    def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
+        """Register a resource read by the decorated function (returns str, bytes or
+        contents). Options: name, title, description, mime_type, size, annotations, icons, meta."""
+
+        def register(f: F) -> F:
+            self._add_resource(build_resource(uri, f, Context, **options))
+            return f
+
+        return register
+
+    def add_resource(self, uri: str, content: str | bytes, **options: Any) -> None:
+        """Register a static resource (text or bytes)."""
+        self._add_resource(build_resource(uri, None, Context, static=content, **options))
+
+    def _add_resource(self, resource: Any) -> None:
+        if resource.uri in self._registry.resources:
+            raise ConfigurationError(f"resource {resource.uri!r} is registered twice")
+        self._update(RESOURCES, resources={**self._registry.resources, resource.uri: resource})
+
+    def remove_resource(self, uri: str) -> None:
+        resources = dict(self._registry.resources)
+        if resources.pop(uri, None) is None:
+            raise ConfigurationError(f"no resource {uri!r}")
+        self._update(RESOURCES, resources=resources)
+
+    def resource_template(self, uri_template: str, **options: Any) -> Callable[[F], F]:
+        """Register a resource template (RFC 6570 levels 1-3); the function receives the
+        template's variables as keyword arguments. Exact resources win over templates."""
+
+        def register(f: F) -> F:
+            template = build_template(uri_template, f, Context, **options)
+            if any(x.template.template == uri_template for x in self._registry.templates):
+                raise ConfigurationError(f"template {uri_template!r} is registered twice")
+            self._update(RESOURCES, templates=(*self._registry.templates, template))
+            return f
+
+        return register
+
+    # -- prompts -----------------------------------------------------------------------------
+    @overload
+    def prompt(self, fn: F, /) -> F: ...
+    @overload
+    def prompt(self, fn: None = None, /, **options: Any) -> Callable[[F], F]: ...
+
+    def prompt(self, fn: F | None = None, /, **options: Any) -> Any:
+        """Register a prompt; its parameters are the prompt's (string) arguments. Return a
+        string, PromptMessage(s) or content blocks. Options: name, title, description, icons, meta."""
+
+        def register(f: F) -> F:
+            prompt = build_prompt(f, Context, **options)
+            if prompt.name in self._registry.prompts:
+                raise ConfigurationError(f"prompt {prompt.name!r} is registered twice")
+            self._update(PROMPTS, prompts={**self._registry.prompts, prompt.name: prompt})
+            return f
+
+        return register(fn) if fn is not None else register
+
+    # -- completions -------------------------------------------------------------------------
+    def completion(self, *, prompt: str | None = None, resource_template: str | None = None) -> Callable[[F], F]:
+        """Register argument completion. With `prompt=` or `resource_template=` the function
+        is `(argument, value, context) -> list[str]`; with neither it is the fallback
+        `(ref, argument, value, context)`."""
+        if prompt is not None and resource_template is not None:
+            raise ConfigurationError("complete either a prompt or a resource template")
+
+        def register(f: F) -> F:
+            target = build_completion(f)
+            if prompt is None and resource_template is None:
+                self._update("", fallback_completion=target)
+            else:
+                key = ("ref/prompt", prompt) if prompt is not None else ("ref/resource", resource_template or "")
+                self._update("", completions={**self._registry.completions, key: target})
+            return f
+
+        return register
+
+    # -- change notifications ------------------------------------------------------------------
+    def _publish(self, event: ChangeEvent) -> None:
+        self.core.bus.publish(event)
+
+    def notify_tools_changed(self) -> None:
+        self._publish(ChangeEvent(TOOLS))
+
+    def notify_prompts_changed(self) -> None:
+        self._publish(ChangeEvent(PROMPTS))
+
+    def notify_resources_changed(self) -> None:
+        self._publish(ChangeEvent(RESOURCES))
+
+    def notify_resource_updated(self, uri: str) -> None:
+        self._publish(ChangeEvent(RESOURCE, uri))
+
+    def close(self) -> None:
+        """Graceful shutdown of the core: every open listen stream gets its final result."""
+        if self._core is not None:
+            self._core.close_listeners()

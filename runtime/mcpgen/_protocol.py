@@ -1,0 +1,277 @@
+"""Versions, eras and the per-request protocol rules, as data the core iterates.
+
+Owns: which revisions are modern or legacy (from the generated tables), which methods
+each era serves, `_meta` validation for modern requests, RFC 5424 log-level order,
+the mirrored HTTP header rules, which HTTP status each failure maps to, and the
+legacy dialect (downgrading modern results for older revisions). Knows no tool,
+resource or prompt, and performs no I/O.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import importlib
+from collections.abc import Mapping
+from types import ModuleType
+from typing import Any, Final
+
+import msgspec
+
+import mcpgen_types
+from mcpgen._errors import McpError
+from mcpgen_types import latest as modern
+
+__all__ = [
+    "INVALID_PARAMS",
+    "LATEST",
+    "LEGACY",
+    "LEGACY_ONLY",
+    "LOG_LEVELS",
+    "META_CAPABILITIES",
+    "META_CLIENT_INFO",
+    "META_LOG_LEVEL",
+    "META_PROGRESS",
+    "META_SERVER_INFO",
+    "META_SUBSCRIPTION_ID",
+    "META_VERSION",
+    "METHOD_NOT_FOUND",
+    "MODERN_METHODS",
+    "NAME_PARAM",
+    "SUPPORTED",
+    "MetaError",
+    "decode_header_value",
+    "header_mismatch",
+    "legacy_methods",
+    "legacy_module",
+    "missing_capability",
+    "validate_meta",
+]
+
+# -- versions ------------------------------------------------------------------------------
+LATEST: Final = mcpgen_types.LATEST
+LEGACY: Final = mcpgen_types.LEGACY
+MODERN: Final = tuple(sorted((v for v, r in mcpgen_types.ROLES.items() if r == "modern"), reverse=True))
+# Advertised in server/discover and in -32022 data: modern first, then legacy newest first.
+SUPPORTED: Final = (*MODERN, *sorted(LEGACY, reverse=True))
+
+_MODULES: dict[str, ModuleType] = {}
+
+
+def legacy_module(version: str) -> ModuleType:
+    module = _MODULES.get(version)
+    if module is None:
+        module = _MODULES[version] = importlib.import_module(mcpgen_types.MODULES[version])
+    return module
+
+
+def legacy_methods(version: str) -> Mapping[str, Any]:
+    methods: Mapping[str, Any] = legacy_module(version).METHODS
+    return methods
+
+
+def _client_sent(table: Mapping[str, Any]) -> set[str]:
+    return {m for m, info in table.items() if info.direction in ("client_to_server", "both")}
+
+
+MODERN_METHODS: Final[frozenset[str]] = frozenset(_client_sent(modern.METHODS))
+# Methods a client can send only in a legacy session: with modern _meta they are unknown.
+LEGACY_ONLY: Final[frozenset[str]] = frozenset(
+    set().union(*(_client_sent(legacy_methods(v)) for v in LEGACY)) - MODERN_METHODS
+)
+
+# -- error codes and _meta keys (from the generated module of the newest revision) ----------
+METHOD_NOT_FOUND: Final = modern.METHOD_NOT_FOUND
+INVALID_PARAMS: Final = modern.INVALID_PARAMS
+HEADER_MISMATCH: Final = modern.HEADER_MISMATCH
+MISSING_CAPABILITY: Final = modern.MISSING_REQUIRED_CLIENT_CAPABILITY
+UNSUPPORTED_VERSION: Final = modern.UNSUPPORTED_PROTOCOL_VERSION
+META_VERSION: Final = modern.META_PROTOCOL_VERSION
+META_CAPABILITIES: Final = modern.META_CLIENT_CAPABILITIES
+META_CLIENT_INFO: Final = modern.META_CLIENT_INFO
+META_LOG_LEVEL: Final = modern.META_LOG_LEVEL
+META_PROGRESS: Final = modern.META_PROGRESS_TOKEN
+META_SERVER_INFO: Final = modern.META_SERVER_INFO
+META_SUBSCRIPTION_ID: Final = modern.META_SUBSCRIPTION_ID
+
+# RFC 5424 severity, least severe first (the schema lists the names alphabetically).
+LOG_LEVELS: Final[dict[str, int]] = {
+    name: rank
+    for rank, name in enumerate(
+        ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+    )
+}
+
+# HTTP status for errors whose cause is the protocol layer (2026-07-28 transports page);
+# other errors (unknown tool, handler failures) travel with 200 and a JSON-RPC body.
+STATUS_BAD_REQUEST: Final = 400
+STATUS_NOT_FOUND: Final = 404
+
+
+class MetaError(McpError):
+    """A modern request failed `_meta`/header/version/capability checks (HTTP 400)."""
+
+
+def validate_meta(meta: Any, headers: Mapping[str, str] | None, method: str) -> tuple[str, dict[str, Any], str | None]:
+    """Check a modern request's `_meta` (and, over HTTP, its mirrored version and method
+    headers) in the order the 2026-07-28 rules imply: required keys (-32602), header
+    equals `_meta` (-32020), version supported (-32022), `Mcp-Method` (-32020).
+    Returns (version, client capabilities, log level)."""
+    if type(meta) is not dict:
+        raise MetaError(INVALID_PARAMS, "params._meta must be an object")
+    version = meta.get(META_VERSION)
+    if type(version) is not str:
+        raise MetaError(INVALID_PARAMS, f"params._meta[{META_VERSION!r}] must be a string")
+    caps = meta.get(META_CAPABILITIES)
+    if type(caps) is not dict:
+        raise MetaError(
+            INVALID_PARAMS, f"params._meta[{META_CAPABILITIES!r}] is required (an object; {{}} for none)"
+        )
+    probe = method == "server/discover"  # the era probe may come without mirrored headers
+    if headers is not None:
+        header = headers.get("mcp-protocol-version")
+        if header is None and not probe:
+            raise header_mismatch("the MCP-Protocol-Version header is required")
+        if header is not None and header.strip() != version:
+            raise header_mismatch("the MCP-Protocol-Version header does not match params._meta")
+    if version not in MODERN:
+        raise MetaError(
+            UNSUPPORTED_VERSION,
+            f"protocol version {version!r} is not supported",
+            {"supported": list(SUPPORTED), "requested": version},
+        )
+    level = meta.get(META_LOG_LEVEL)
+    if level is not None and level not in LOG_LEVELS:
+        raise MetaError(INVALID_PARAMS, f"unknown log level {level!r}; expected one of {list(LOG_LEVELS)}")
+    if headers is not None:
+        declared = headers.get("mcp-method")
+        if declared is None:
+            if not probe:
+                raise header_mismatch("the Mcp-Method header is required")
+        elif declared.strip() != method:
+            raise header_mismatch(f"the Mcp-Method header {declared!r} does not match the body's {method!r}")
+    return version, caps, level
+
+
+def missing_capability(required: dict[str, Any], message: str) -> MetaError:
+    return MetaError(MISSING_CAPABILITY, message, {"requiredCapabilities": required})
+
+
+# -- mirrored HTTP headers -----------------------------------------------------------------
+# Which params field `Mcp-Name` mirrors, per method (2026-07-28 transports page; the Tasks
+# extension adds its task id).
+NAME_PARAM: Final[dict[str, str]] = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
+_SENTINEL_HEAD, _SENTINEL_TAIL = "=?base64?", "?="
+
+
+def decode_header_value(value: str) -> str:
+    """Undo the `=?base64?...?=` wrapping of header values; strict Base64."""
+    value = value.strip(" \t")
+    if value.startswith(_SENTINEL_HEAD) and value.endswith(_SENTINEL_TAIL) and len(value) >= 11:
+        payload = value[len(_SENTINEL_HEAD) : -len(_SENTINEL_TAIL)]
+        try:
+            return base64.b64decode(payload, validate=True).decode("utf-8")
+        except (binascii.Error, ValueError, UnicodeDecodeError):
+            raise header_mismatch(f"header value {value!r} is not valid Base64") from None
+    return value
+
+
+def header_mismatch(message: str) -> MetaError:
+    return MetaError(HEADER_MISMATCH, message)
+
+
+def header_text(value: Any) -> str | None:
+    """How a body value must look in a header: strings as-is, integers in decimal,
+    booleans as true/false; None when the value cannot be mirrored."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, str):
+        return value
+    return None
+
+
+def same_header_value(header: str, body: Any) -> bool:
+    expected = header_text(body)
+    if expected is None:
+        return False
+    if isinstance(body, int | float) and not isinstance(body, bool):
+        try:
+            return float(header) == float(body)  # 42.0 == 42
+        except ValueError:
+            return False
+    return header == expected
+
+
+# -- the legacy dialect --------------------------------------------------------------------
+_MODERN_ONLY_RESULT_KEYS: Final = ("resultType", "ttlMs", "cacheScope")
+
+
+def downgrade(version: str, method: str, result: Any) -> Any:
+    """A modern result as the legacy revision `version` writes it.
+
+    Modern-only keys go (`resultType`, cache hints, the serverInfo stamp); content
+    blocks the revision does not know become text; `structuredContent` that is not an
+    object (or predates the revision) is dropped; then the value is converted through
+    the revision's own generated result type, which drops every field it lacks.
+    """
+    module = legacy_module(version)
+    data = msgspec.to_builtins(result)
+    if isinstance(data, dict):
+        for key in _MODERN_ONLY_RESULT_KEYS:
+            data.pop(key, None)
+        meta = data.get("_meta")
+        if isinstance(meta, dict):
+            meta.pop(META_SERVER_INFO, None)
+            if not meta:
+                del data["_meta"]
+        _downgrade_content(module, data)
+        structured = data.get("structuredContent")
+        if structured is not None and (
+            not isinstance(structured, dict) or not hasattr(module, "ResourceLink")
+        ):
+            del data["structuredContent"]
+    info = module.METHODS.get(method)
+    if info is None or info.result is None:
+        return data
+    return msgspec.convert(data, info.result)
+
+
+def _downgrade_content(module: ModuleType, data: dict[str, Any]) -> None:
+    known = {"text", "image", "resource"}
+    if hasattr(module, "AudioContent"):
+        known.add("audio")
+    if hasattr(module, "ResourceLink"):
+        known.add("resource_link")
+    for key in ("content", "messages"):
+        items = data.get(key)
+        if not isinstance(items, list):
+            continue
+        for i, item in enumerate(items):
+            holder, block = (item, item.get("content")) if key == "messages" else (None, item)
+            if isinstance(block, dict) and block.get("type") not in known:
+                text = _describe(block)
+                if holder is not None:
+                    holder["content"] = text
+                else:
+                    items[i] = text
+
+
+def _describe(block: dict[str, Any]) -> dict[str, Any]:
+    kind = block.get("type")
+    if kind == "resource_link":
+        label = block.get("title") or block.get("name") or block.get("uri")
+        return {"type": "text", "text": f"[resource: {label} <{block.get('uri')}>]"}
+    if kind == "audio":
+        return {"type": "text", "text": f"[audio ({block.get('mimeType', 'unknown type')}) omitted]"}
+    return {"type": "text", "text": f"[{kind} content omitted]"}

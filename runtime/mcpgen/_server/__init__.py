@@ -1,0 +1,14 @@
+"""The sans-I/O server core: registries, dispatch, MRTR, sessions for both eras.
+
+Owns every protocol rule a server applies per message, on top of `mcpgen._protocol`
+and `mcpgen._jsonrpc`. Performs no I/O and imports no I/O module: transports feed it
+frames and carry out what it returns.
+"""
+
+from __future__ import annotations
+
+from mcpgen._server._call import Call, Channel
+from mcpgen._server._core import CacheHint, Registry, ServerCore
+from mcpgen._server._session import DEFERRED, Pending, Session
+
+__all__ = ["DEFERRED", "CacheHint", "Call", "Channel", "Pending", "Registry", "ServerCore", "Session"]

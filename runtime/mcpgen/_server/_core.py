@@ -1,0 +1,225 @@
+"""The server core shared by every connection: configuration, the frozen registry
+snapshot, result stamping, cached list pages and change fan-out.
+
+Registries are immutable snapshots. Registration before serving builds the first one;
+a change after serving has started (`Server.add_tool` ...) swaps in a new snapshot,
+which drops every cached encoding, and publishes the matching list-changed event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from mcpgen._errors import McpError
+from mcpgen._jsonrpc import result_frame
+from mcpgen._protocol import (
+    META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
+    SUPPORTED,
+    downgrade,
+)
+from mcpgen._server._bus import (
+    PROMPTS,
+    RESOURCE,
+    RESOURCES,
+    TOOLS,
+    ChangeEvent,
+    InMemoryBus,
+    Listener,
+    SubscriptionBus,
+)
+from mcpgen._server._defs import CompletionDef, PromptDef, ResourceDef, TemplateDef, ToolDef
+from mcpgen._server._state import Sealer
+from mcpgen_types import latest as t
+
+__all__ = ["CacheHint", "Registry", "ServerCore"]
+
+_encode = msgspec.json.Encoder().encode
+CACHEABLE = tuple(m for m, info in t.METHODS.items() if info.cacheable)
+
+
+@dataclass(frozen=True, slots=True)
+class CacheHint:
+    ttl_ms: int = 0
+    scope: str = "private"  # "public" when results never depend on who asks
+
+
+@dataclass(frozen=True)
+class Registry:
+    tools: dict[str, ToolDef] = field(default_factory=dict)
+    resources: dict[str, ResourceDef] = field(default_factory=dict)
+    templates: tuple[TemplateDef, ...] = ()
+    prompts: dict[str, PromptDef] = field(default_factory=dict)
+    completions: dict[tuple[str, str], CompletionDef] = field(default_factory=dict)
+    fallback_completion: CompletionDef | None = None
+
+
+class ServerCore:
+    def __init__(
+        self,
+        info: t.Implementation,
+        *,
+        instructions: str | None,
+        registry: Registry,
+        sealer: Sealer,
+        cache: dict[str, CacheHint],
+        page_size: int,
+        mask_errors: bool,
+        logging: bool,
+        extensions: dict[str, dict[str, Any]],
+        bus: SubscriptionBus | None = None,
+    ) -> None:
+        self.info = info
+        self.instructions = instructions
+        self.sealer = sealer
+        self.cache = {m: cache.get(m, CacheHint()) for m in CACHEABLE}
+        self.page_size = page_size
+        self.mask_errors = mask_errors
+        self.logging = logging
+        self.extensions = extensions
+        self.server_meta: dict[str, Any] = {META_SERVER_INFO: msgspec.to_builtins(info)}
+        self.listeners: dict[int, Listener] = {}
+        self.legacy_sessions: set[Any] = set()
+        self.bus: SubscriptionBus = bus if bus is not None else InMemoryBus()
+        self._unsubscribe = self.bus.subscribe(self.deliver)
+        self.registry = registry
+        self._pages: dict[tuple[str, str, int], bytes] = {}
+        self._discover: bytes | None = None
+
+    # -- registry snapshots ---------------------------------------------------------------
+    def swap(self, registry: Registry, changed: Iterable[str]) -> None:
+        self.registry = registry
+        self._pages.clear()
+        self._discover = None
+        for kind in changed:
+            if kind:
+                self.bus.publish(ChangeEvent(kind))
+
+    def capabilities(self) -> dict[str, Any]:
+        """Server capabilities as builtins (converted to each revision's type on use)."""
+        r = self.registry
+        caps: dict[str, Any] = {}
+        if r.tools:
+            caps["tools"] = {"listChanged": True}
+        if r.resources or r.templates:
+            caps["resources"] = {"subscribe": True, "listChanged": True}
+        if r.prompts:
+            caps["prompts"] = {"listChanged": True}
+        if r.completions or r.fallback_completion:
+            caps["completions"] = {}
+        if self.logging:
+            caps["logging"] = {}
+        if self.extensions:
+            caps["extensions"] = dict(self.extensions)
+        return caps
+
+    def has_feature(self, method: str) -> bool:
+        """Capability gating: a feature method is served only when advertised."""
+        prefix = method.split("/", 1)[0]
+        caps = self.capabilities()
+        needed = {"tools": "tools", "prompts": "prompts", "resources": "resources", "completion": "completions"}
+        feature = needed.get(prefix)
+        return feature is None or feature in caps
+
+    # -- results --------------------------------------------------------------------------
+    def stamp(self, method: str, result: Any) -> Any:
+        """Modern stamps: serverInfo in `_meta`, cache hints on cacheable results."""
+        meta = result.meta
+        if meta is UNSET:
+            result.meta = self.server_meta
+        elif META_SERVER_INFO not in meta:
+            result.meta = {**meta, **self.server_meta}
+        hint = self.cache.get(method)
+        if hint is not None and hasattr(result, "ttl_ms"):
+            result.ttl_ms = hint.ttl_ms
+            result.cache_scope = hint.scope
+        return result
+
+    def encode_result(self, method: str, version: str, era: str, result: Any) -> Any:
+        """The result as the era writes it: stamped (modern) or downgraded (legacy)."""
+        if era == "modern":
+            return self.stamp(method, result)
+        return downgrade(version, method, result)
+
+    def discover(self) -> bytes:
+        if self._discover is None:
+            hint = self.cache["server/discover"]
+            result = t.DiscoverResult(
+                supported_versions=list(SUPPORTED),
+                capabilities=msgspec.convert(self.capabilities(), t.ServerCapabilities),
+                instructions=UNSET if self.instructions is None else self.instructions,
+                ttl_ms=hint.ttl_ms,
+                cache_scope=hint.scope,  # type: ignore[arg-type]
+                meta=self.server_meta,
+            )
+            self._discover = _encode(result)
+        return self._discover
+
+    def page(
+        self,
+        method: str,
+        version: str,
+        era: str,
+        cursor: str | None,
+        items: list[Any],
+        build: Callable[[list[Any], str | None], Any],
+    ) -> msgspec.Raw:
+        """One page of a list, encoded once per (method, revision, offset)."""
+        offset = 0 if cursor is None else self.sealer.open_cursor(method, cursor)
+        if offset > len(items):
+            raise McpError(-32602, "invalid cursor")
+        key = (method, version, offset)
+        cached = self._pages.get(key)
+        if cached is None:
+            end = offset + self.page_size
+            next_cursor = self.sealer.cursor(method, end) if end < len(items) else None
+            result = build(items[offset:end], next_cursor)
+            cached = self._pages[key] = _encode(self.encode_result(method, version, era, result))
+        return msgspec.Raw(cached)
+
+    # -- change fan-out ---------------------------------------------------------------------
+    def deliver(self, event: ChangeEvent) -> None:
+        frame = _notification_frame(event)
+        for listener in list(self.listeners.values()):
+            if listener.wants(event):
+                listener.channel.notify(_tag(frame, listener.request_id))
+        for session in list(self.legacy_sessions):
+            session.deliver(event, frame)
+
+    def close_listeners(self) -> None:
+        """Graceful shutdown: every open listen stream gets its final result."""
+        for key, listener in list(self.listeners.items()):
+            self.listeners.pop(key, None)
+            result = t.SubscriptionsListenResult(meta={META_SUBSCRIPTION_ID: listener.request_id})
+            listener.channel.reply(result_frame(listener.request_id, self.stamp_listen(result)))
+
+    def stamp_listen(self, result: t.SubscriptionsListenResult) -> t.SubscriptionsListenResult:
+        result.meta = {**result.meta, **self.server_meta}  # type: ignore[dict-item]
+        return result
+
+
+_NOTIFICATIONS = {
+    TOOLS: "notifications/tools/list_changed",
+    PROMPTS: "notifications/prompts/list_changed",
+    RESOURCES: "notifications/resources/list_changed",
+    RESOURCE: "notifications/resources/updated",
+}
+
+
+def _notification_frame(event: ChangeEvent) -> dict[str, Any]:
+    frame: dict[str, Any] = {"jsonrpc": "2.0", "method": _NOTIFICATIONS[event.kind]}
+    if event.kind == RESOURCE:
+        frame["params"] = {"uri": event.uri}
+    return frame
+
+
+def _tag(frame: dict[str, Any], subscription_id: Any) -> bytes:
+    """A listen-stream notification carries the listen request's id, same JSON type."""
+    params = dict(frame.get("params", {}))
+    params["_meta"] = {META_SUBSCRIPTION_ID: subscription_id}
+    return _encode({**frame, "params": params})

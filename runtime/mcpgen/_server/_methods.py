@@ -1,0 +1,388 @@
+"""The methods a server answers, as a table: params types, handlers, MRTR digests.
+
+Each handler takes (core, session, call, params) and returns a result struct, a
+pre-encoded `msgspec.Raw`, an `InputRequired`, `DEFERRED`, or a coroutine resolving
+to one of these. Typed params come from the generated tables; legacy requests (no
+`_meta`, params often omitted) are converted into the same types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from msgspec import UNSET
+
+from mcpgen import _protocol as proto
+from mcpgen._errors import McpError
+from mcpgen._server._bus import Listener
+from mcpgen._server._call import Call
+from mcpgen._server._content import tool_error, to_call_result
+from mcpgen._server._context import Context, InputRequired
+from mcpgen._server._state import params_digest
+from mcpgen_types import latest as t
+
+if TYPE_CHECKING:
+    from mcpgen._server._core import ServerCore
+
+__all__ = ["METHODS", "MethodSpec", "check_headers", "initialize_result"]
+
+Handler = Callable[["ServerCore", Any, Call, Any], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class MethodSpec:
+    name: str
+    handler: Handler
+    modern: msgspec.json.Decoder[Any] | None
+    mrtr: bool = False
+    digest: Callable[[Any], str] | None = None
+
+    def legacy_params(self, version: str, raw: Any) -> Any:
+        if self.modern is None:  # a legacy-only method: the revision's own type
+            info = proto.legacy_methods(version)[self.name]
+            return msgspec.json.decode(raw if raw is not UNSET else b"{}", type=info.params)
+        data = msgspec.json.decode(raw, type=dict[str, Any]) if raw is not UNSET else {}
+        data.setdefault("_meta", {})
+        return msgspec.convert(data, t.METHODS[self.name].params)
+
+
+# Cacheable results require their cache hints; the core stamps the configured ones.
+_HINT: dict[str, Any] = {"ttl_ms": 0, "cache_scope": "private"}
+
+
+def _not_found(call: Call, what: str, name: str, **data: Any) -> McpError:
+    return McpError(proto.INVALID_PARAMS, f"unknown {what}: {name!r}", data or None)
+
+
+def _resource_not_found(call: Call, uri: str) -> McpError:
+    # 2026-07-28 uses -32602; older revisions used -32002 (resources page of each).
+    code = proto.INVALID_PARAMS if call.era == "modern" else -32002
+    return McpError(code, f"resource not found: {uri}", {"uri": uri})
+
+
+def _cursor(params: Any) -> str | None:
+    cursor = getattr(params, "cursor", UNSET)
+    return None if cursor is UNSET else cursor
+
+
+# -- discovery and lists ---------------------------------------------------------------------
+def discover(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
+    return msgspec.Raw(core.discover())
+
+
+def list_tools(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
+    tools = [tool.definition for tool in core.registry.tools.values()]
+    return core.page("tools/list", call.version, call.era, _cursor(params), tools,
+                     lambda items, nxt: t.ListToolsResult(tools=items, next_cursor=nxt or UNSET, **_HINT))  # fmt: skip
+
+
+def list_prompts(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
+    prompts = [p.definition for p in core.registry.prompts.values()]
+    return core.page("prompts/list", call.version, call.era, _cursor(params), prompts,
+                     lambda items, nxt: t.ListPromptsResult(prompts=items, next_cursor=nxt or UNSET, **_HINT))  # fmt: skip
+
+
+def list_resources(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
+    resources = [r.definition for r in core.registry.resources.values()]
+    return core.page("resources/list", call.version, call.era, _cursor(params), resources,
+                     lambda items, nxt: t.ListResourcesResult(resources=items, next_cursor=nxt or UNSET, **_HINT))  # fmt: skip
+
+
+def list_templates(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
+    templates = [r.definition for r in core.registry.templates]
+    return core.page(
+        "resources/templates/list", call.version, call.era, _cursor(params), templates,
+        lambda items, nxt: t.ListResourceTemplatesResult(resource_templates=items, next_cursor=nxt or UNSET, **_HINT),
+    )  # fmt: skip
+
+
+# -- tools -----------------------------------------------------------------------------------
+def call_tool(core: ServerCore, session: Any, call: Call, params: t.CallToolRequestParams) -> Any:
+    tool = core.registry.tools.get(params.name)
+    if tool is None:
+        raise _not_found(call, "tool", params.name)
+    arguments = params.arguments if params.arguments is not UNSET else {}
+    if tool.args_type is not None:
+        try:
+            kwargs = msgspec.structs.asdict(msgspec.convert(arguments, tool.args_type))
+        except msgspec.ValidationError as exc:
+            return tool_error(
+                f"Invalid arguments for tool {tool.name!r}: {exc}. "
+                "Check the tool's inputSchema and call it again with corrected arguments."
+            )
+    else:
+        errors = [f"{'/'.join(map(str, e.instance_path)) or '(root)'}: {e.message}" for e in tool.validator.iter_errors(arguments)]
+        if errors:
+            return tool_error(f"Invalid arguments for tool {tool.name!r}: " + "; ".join(errors[:10]))
+        kwargs = dict(arguments)
+    if tool.context_param is not None:
+        kwargs[tool.context_param] = Context(call)
+    if tool.is_async:
+        return _call_async(core, tool.name, tool.fn, kwargs)
+    try:
+        value = tool.fn(**kwargs)
+    except McpError:
+        raise
+    except Exception as exc:
+        return _failure(core, tool.name, exc)
+    return value if isinstance(value, InputRequired) else to_call_result(value)
+
+
+async def _call_async(core: ServerCore, name: str, fn: Any, kwargs: dict[str, Any]) -> Any:
+    try:
+        value = await fn(**kwargs)
+    except McpError:
+        raise
+    except Exception as exc:
+        return _failure(core, name, exc)
+    return value if isinstance(value, InputRequired) else to_call_result(value)
+
+
+def _failure(core: ServerCore, name: str, exc: Exception) -> t.CallToolResult:
+    if core.mask_errors:
+        return tool_error(f"Tool {name!r} failed.")
+    return tool_error(f"Tool {name!r} failed: {type(exc).__name__}: {exc}")
+
+
+# -- resources -------------------------------------------------------------------------------
+def read_resource(core: ServerCore, session: Any, call: Call, params: t.ReadResourceRequestParams) -> Any:
+    uri = params.uri
+    registry = core.registry
+    exact = registry.resources.get(uri)
+    if exact is not None:
+        mime = exact.definition.mime_type
+        if exact.fn is None:
+            return _read_result(uri, mime, exact.static)
+        return _invoke(exact.fn, exact.is_async, {}, exact.context_param, call, lambda v: _read_result(uri, mime, v))
+    for template in registry.templates:
+        found = template.template.match(uri)
+        if found is not None:
+            mime = template.definition.mime_type
+            return _invoke(template.fn, template.is_async, dict(found), template.context_param, call,
+                           lambda v: _read_result(uri, mime, v))  # fmt: skip
+    raise _resource_not_found(call, uri)
+
+
+def _read_result(uri: str, mime: Any, value: Any) -> Any:
+    if isinstance(value, InputRequired | t.ReadResourceResult):
+        return value
+    items = value if isinstance(value, list) else [value]
+    contents = []
+    for item in items:
+        if isinstance(item, t.TextResourceContents | t.BlobResourceContents | t.ResourceContentsVariant):
+            contents.append(msgspec.convert(msgspec.to_builtins(item), t.ResourceContentsVariant))
+        elif isinstance(item, str):
+            contents.append(t.ResourceContentsVariant(uri=uri, text=item, mime_type=mime))
+        elif isinstance(item, bytes | bytearray):
+            import base64
+
+            contents.append(t.ResourceContentsVariant(uri=uri, blob=base64.b64encode(item).decode(), mime_type=mime))
+        else:
+            raise TypeError(f"a resource reader returned {type(item).__name__}; return str, bytes or contents")
+    return t.ReadResourceResult(contents=contents, **_HINT)
+
+
+def _invoke(fn: Any, is_async: bool, kwargs: dict[str, Any], ctx: str | None, call: Call, done: Callable[[Any], Any]) -> Any:
+    if ctx is not None:
+        kwargs[ctx] = Context(call)
+    if is_async:
+        return _invoke_async(fn, kwargs, done)
+    return done(fn(**kwargs))
+
+
+async def _invoke_async(fn: Any, kwargs: dict[str, Any], done: Callable[[Any], Any]) -> Any:
+    return done(await fn(**kwargs))
+
+
+# -- prompts ---------------------------------------------------------------------------------
+def get_prompt(core: ServerCore, session: Any, call: Call, params: t.GetPromptRequestParams) -> Any:
+    prompt = core.registry.prompts.get(params.name)
+    if prompt is None:
+        raise _not_found(call, "prompt", params.name)
+    args = dict(params.arguments) if params.arguments is not UNSET else {}
+    missing = [name for name in prompt.required if name not in args]
+    if missing:
+        raise McpError(proto.INVALID_PARAMS, f"prompt {prompt.name!r} needs arguments {missing}")
+    kwargs = {k: v for k, v in args.items() if k in prompt.accepted}
+    return _invoke(prompt.fn, prompt.is_async, kwargs, prompt.context_param, call,
+                   lambda v: _prompt_result(prompt.definition, v))  # fmt: skip
+
+
+def _prompt_result(definition: t.Prompt, value: Any) -> Any:
+    if isinstance(value, InputRequired | t.GetPromptResult):
+        return value
+    items = value if isinstance(value, list) else [value]
+    messages = []
+    for item in items:
+        if isinstance(item, t.PromptMessage):
+            messages.append(item)
+        elif isinstance(item, str):
+            messages.append(t.PromptMessage(role="user", content=t.TextContent(text=item)))
+        else:
+            messages.append(t.PromptMessage(role="user", content=item))
+    return t.GetPromptResult(messages=messages, description=definition.description)
+
+
+# -- completion ------------------------------------------------------------------------------
+def complete(core: ServerCore, session: Any, call: Call, params: t.CompleteRequestParams) -> Any:
+    ref = params.ref
+    registry = core.registry
+    if isinstance(ref, t.PromptReference):
+        key = ("ref/prompt", ref.name)
+        if ref.name not in registry.prompts:
+            raise _not_found(call, "prompt", ref.name)
+    else:
+        key = ("ref/resource", ref.uri)
+        if not any(tpl.template.template == ref.uri for tpl in registry.templates) and ref.uri not in registry.resources:
+            raise _not_found(call, "resource template", ref.uri)
+    target = registry.completions.get(key) or registry.fallback_completion
+    context = {}
+    if params.context is not UNSET and params.context.arguments is not UNSET:
+        context = dict(params.context.arguments)
+    if target is None:
+        return _complete_result([])
+    args = [params.argument.name, params.argument.value, context]
+    if target is registry.fallback_completion:
+        args.insert(0, ref)
+    value = target.fn(*args)
+    if target.is_async:
+        return _then(value, _complete_result)
+    return _complete_result(value)
+
+
+async def _then(awaitable: Any, done: Callable[[Any], Any]) -> Any:
+    return done(await awaitable)
+
+
+def _complete_result(value: Any) -> t.CompleteResult:
+    if isinstance(value, t.CompleteResult):
+        return value
+    values = [str(v) for v in (value or [])]
+    completion = t.CompleteResultCompletion(
+        values=values[:100], total=len(values), has_more=len(values) > 100
+    )
+    return t.CompleteResult(completion=completion)
+
+
+# -- legacy session methods ----------------------------------------------------------------------
+def set_level(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
+    session.legacy.log_rank = proto.LOG_LEVELS[params.level]
+    return t.Result()
+
+
+def subscribe(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
+    session.legacy.subscriptions.add(params.uri)
+    return t.Result()
+
+
+def unsubscribe(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
+    session.legacy.subscriptions.discard(params.uri)
+    return t.Result()
+
+
+# -- subscriptions/listen ------------------------------------------------------------------------
+def listen(core: ServerCore, session: Any, call: Call, params: t.SubscriptionsListenRequestParams) -> Any:
+    from mcpgen._server._session import DEFERRED
+
+    wanted = params.notifications
+    caps = core.capabilities()
+    honoured: dict[str, Any] = {}
+    if wanted.tools_list_changed is True and "tools" in caps:
+        honoured["toolsListChanged"] = True
+    if wanted.prompts_list_changed is True and "prompts" in caps:
+        honoured["promptsListChanged"] = True
+    if wanted.resources_list_changed is True and "resources" in caps:
+        honoured["resourcesListChanged"] = True
+    uris = () if wanted.resource_subscriptions is UNSET or "resources" not in caps else tuple(wanted.resource_subscriptions)
+    if uris:
+        honoured["resourceSubscriptions"] = list(uris)
+    listener = Listener(call.request_id, call.channel, bool(honoured.get("toolsListChanged")),
+                        bool(honoured.get("promptsListChanged")), bool(honoured.get("resourcesListChanged")), uris, {})  # fmt: skip
+    ack = {
+        "jsonrpc": "2.0",
+        "method": "notifications/subscriptions/acknowledged",
+        "params": {"notifications": honoured, "_meta": {proto.META_SUBSCRIPTION_ID: call.request_id}},
+    }
+    call.channel.notify(msgspec.json.encode(ack))  # nothing may precede the ack on this stream
+    session.register_listen(listener)
+    return DEFERRED
+
+
+# -- headers, initialize ----------------------------------------------------------------------------
+def check_headers(core: ServerCore, method: str, params: Any, headers: dict[str, str]) -> None:
+    """`Mcp-Name` and `Mcp-Param-*` must equal the body (2026-07-28 transports page)."""
+    field = proto.NAME_PARAM.get(method)
+    if field is not None:
+        expected = getattr(params, {"taskId": "task_id"}.get(field, field), None)
+        name = headers.get("mcp-name")
+        if name is None:
+            raise proto.header_mismatch("the Mcp-Name header is required for " + method)
+        if proto.decode_header_value(name) != expected:
+            raise proto.header_mismatch(f"Mcp-Name does not match params.{field}")
+    if method == "tools/call":
+        tool = core.registry.tools.get(params.name)
+        if tool is None or not tool.headers:
+            return
+        arguments = params.arguments if params.arguments is not UNSET else {}
+        for header, (prop, _) in tool.headers.items():
+            value = arguments.get(prop)
+            sent = headers.get("mcp-param-" + header)
+            if value is None and sent is None:
+                continue
+            if value is None or sent is None:
+                raise proto.header_mismatch(f"Mcp-Param-{header} and arguments.{prop} must be sent together")
+            if not proto.same_header_value(proto.decode_header_value(sent), value):
+                raise proto.header_mismatch(f"Mcp-Param-{header} does not match arguments.{prop}")
+
+
+def initialize_result(core: ServerCore, version: str) -> Any:
+    module = proto.legacy_module(version)
+    data: dict[str, Any] = {
+        "protocolVersion": version,
+        "capabilities": {k: v for k, v in core.capabilities().items() if k != "extensions"},
+        "serverInfo": msgspec.to_builtins(core.info),
+    }
+    if core.instructions is not None:
+        data["instructions"] = core.instructions
+    return msgspec.convert(data, module.InitializeResult)
+
+
+# -- the table ---------------------------------------------------------------------------------
+def _decoder(method: str) -> msgspec.json.Decoder[Any]:
+    return msgspec.json.Decoder(t.METHODS[method].params)
+
+
+def _digest_tool(p: Any) -> str:
+    return params_digest("tools/call", p.name, p.arguments if p.arguments is not UNSET else {})
+
+
+def _digest_prompt(p: Any) -> str:
+    return params_digest("prompts/get", p.name, p.arguments if p.arguments is not UNSET else {})
+
+
+def _digest_read(p: Any) -> str:
+    return params_digest("resources/read", p.uri)
+
+
+METHODS: dict[str, MethodSpec] = {
+    spec.name: spec
+    for spec in (
+        MethodSpec("server/discover", discover, _decoder("server/discover")),
+        MethodSpec("tools/list", list_tools, _decoder("tools/list")),
+        MethodSpec("tools/call", call_tool, _decoder("tools/call"), mrtr=True, digest=_digest_tool),
+        MethodSpec("prompts/list", list_prompts, _decoder("prompts/list")),
+        MethodSpec("prompts/get", get_prompt, _decoder("prompts/get"), mrtr=True, digest=_digest_prompt),
+        MethodSpec("resources/list", list_resources, _decoder("resources/list")),
+        MethodSpec("resources/templates/list", list_templates, _decoder("resources/templates/list")),
+        MethodSpec("resources/read", read_resource, _decoder("resources/read"), mrtr=True, digest=_digest_read),
+        MethodSpec("completion/complete", complete, _decoder("completion/complete")),
+        MethodSpec("subscriptions/listen", listen, _decoder("subscriptions/listen")),
+        MethodSpec("logging/setLevel", set_level, None),
+        MethodSpec("resources/subscribe", subscribe, None),
+        MethodSpec("resources/unsubscribe", unsubscribe, None),
+    )
+}
+

@@ -1,0 +1,142 @@
+"""Multi round-trip requests: sealing a round, opening a retry, and the legacy bridge.
+
+Modern: a handler's InputRequired becomes an input-required result whose
+`requestState` seals the handler state plus which method each input key asked for
+(so a stateless retry can type the answers). Legacy: each input request becomes a
+real server-to-client request in the session's revision; the answers are typed the
+same way and handed to the same handler.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from mcpgen import _protocol as proto
+from mcpgen._errors import McpError
+from mcpgen._server._context import InputRequired
+from mcpgen_types import latest as t
+
+if TYPE_CHECKING:
+    from mcpgen._server._call import Call
+    from mcpgen._server._core import ServerCore
+    from mcpgen._server._methods import MethodSpec
+
+__all__ = ["input_request_method", "input_required", "input_response", "legacy_input_request", "open_retry"]
+
+
+def input_request_method(request: Any) -> str:
+    tag = type(request).__struct_config__.tag
+    if not isinstance(tag, str) or tag not in t.METHODS or t.METHODS[tag].direction != "input":
+        raise TypeError(f"not an input request: {request!r} (use elicit_form, elicit_url, sample, list_roots)")
+    return tag
+
+
+def input_response(method: str, raw: Any) -> Any:
+    """A client's answer, typed by the method of the request it answers."""
+    result_type = t.METHODS[method].result
+    if isinstance(raw, msgspec.Raw):
+        return msgspec.json.decode(raw, type=result_type)
+    return msgspec.convert(raw, result_type)
+
+
+def _required(caps: dict[str, Any], request: Any, method: str, modern: bool) -> dict[str, Any] | None:
+    """The capability a request needs and the client lacks, or None."""
+    if method == "elicitation/create":
+        elicitation = caps.get("elicitation")
+        url = request.params.mode == "url"
+        if not isinstance(elicitation, dict):
+            return {"elicitation": {"url": {}} if url else {}}
+        if url and "url" not in elicitation:
+            return {"elicitation": {"url": {}}}
+        if not url and elicitation and "form" not in elicitation:
+            return {"elicitation": {"form": {}}}
+        return None
+    if method == "sampling/createMessage":
+        sampling = caps.get("sampling")
+        if not isinstance(sampling, dict):
+            return {"sampling": {}}
+        if request.params.tools is not msgspec.UNSET and "tools" not in sampling:
+            return {"sampling": {"tools": {}}}
+        return None
+    if method == "roots/list":
+        return None if isinstance(caps.get("roots"), dict) else {"roots": {}}
+    return None
+
+
+def input_required(core: ServerCore, spec: MethodSpec, call: Call, params: Any, out: InputRequired) -> t.InputRequiredResult:
+    kinds = {}
+    for key, request in out.requests.items():
+        method = input_request_method(request)
+        missing = _required(call.caps, request, method, modern=True)
+        if missing is not None:
+            raise proto.missing_capability(missing, f"{call.method} needs the client capability {missing}")
+        kinds[key] = method
+    assert spec.digest is not None
+    token = core.sealer.seal(
+        {"s": out.state, "k": kinds}, method=call.method, digest=spec.digest(params), principal=call.principal
+    )
+    return t.InputRequiredResult(
+        input_requests=out.requests or msgspec.UNSET, request_state=token, result_type="input_required"
+    )
+
+
+def open_retry(core: ServerCore, spec: MethodSpec, call: Call, params: Any) -> None:
+    """On a retry, verify `requestState` and type `inputResponses` into the call.
+
+    With sealed state the methods it recorded type each answer; without state (a
+    client may answer without echoing any) an answer is typed by its shape.
+    """
+    token = params.request_state
+    kinds: dict[str, str] = {}
+    if token is not msgspec.UNSET:
+        assert spec.digest is not None
+        body = core.sealer.open(token, method=call.method, digest=spec.digest(params), principal=call.principal)
+        if not isinstance(body, dict) or not isinstance(body.get("k"), dict):
+            raise McpError(proto.INVALID_PARAMS, "requestState is malformed")
+        call.state = body.get("s")
+        kinds = body["k"]
+    answers = params.input_responses
+    if answers is msgspec.UNSET:
+        return
+    for key, raw in answers.items():
+        method = kinds.get(key) if token is not msgspec.UNSET else _shape_method(raw)
+        if method is None:
+            continue  # unexpected extra answers are ignored
+        try:
+            call.input_responses[key] = input_response(method, raw)
+        except msgspec.ValidationError as exc:
+            raise McpError(proto.INVALID_PARAMS, f"inputResponses[{key!r}] is not a valid {method} result: {exc}") from None
+
+
+def _shape_method(raw: Any) -> str | None:
+    if not isinstance(raw, dict):
+        raise McpError(proto.INVALID_PARAMS, "each inputResponses entry must be an object")
+    if "action" in raw:
+        return "elicitation/create"
+    if "roots" in raw:
+        return "roots/list"
+    if "model" in raw or "role" in raw:
+        return "sampling/createMessage"
+    return None
+
+
+def legacy_input_request(version: str, caps: dict[str, Any], request: Any) -> dict[str, Any]:
+    """`method` and `params` of the real request a legacy session receives."""
+    method = input_request_method(request)
+    info = proto.legacy_methods(version).get(method)
+    missing = _required(caps, request, method, modern=False)
+    if info is None or (method == "elicitation/create" and request.params.mode == "url" and version < "2025-11-25"):
+        missing = missing or {method.split("/")[0]: {}}
+    if missing is not None or info is None:
+        raise McpError(
+            proto.INVALID_PARAMS,
+            f"this request needs the client capability {missing}, which the {version} session did not declare",
+        )
+    params = msgspec.to_builtins(request.params)
+    if method == "elicitation/create" and params.get("mode") == "url":
+        params["elicitationId"] = uuid.uuid4().hex
+    typed = msgspec.convert(params, info.params)  # drops what the revision does not know
+    return {"method": method, "params": msgspec.to_builtins(typed)}

@@ -1,0 +1,99 @@
+"""Match concrete URIs back to RFC 6570 URI templates (levels 1-3).
+
+Supported expressions: `{var}`, `{+var}`, `{#var}` and, with several variables or the
+level-3 operators, `{x,y}`, `{.x}`, `{/x}`, `{;x}`, `{?x,y}`, `{&x}`. Matched values are
+percent-decoded. A value that could walk out of its place (a `..` segment, a NUL, a
+backslash) makes the URI not match, so handlers never see a traversal attempt.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+from mcpgen._errors import ConfigurationError
+
+__all__ = ["UriTemplate"]
+
+_EXPR = re.compile(r"\{([^{}]*)\}")
+_VARNAME = re.compile(r"^[A-Za-z0-9_.%]+$")
+# operator -> (regex for the whole expansion, separator between values)
+_OPERATORS = {
+    "": (r"([^/?#]*)", ","),
+    "+": (r"(.*?)", ","),
+    "#": (r"(?:#(.*))?", ","),
+    ".": (r"((?:\.[^/?#.]*)*)", "."),
+    "/": (r"((?:/[^/?#]*)*)", "/"),
+    ";": (r"((?:;[^/?#;]*)*)", ";"),
+    "?": (r"(?:\?([^#]*))?", "&"),
+    "&": (r"((?:&[^#&]*)*)", "&"),
+}
+
+
+@dataclass(frozen=True)
+class _Expression:
+    operator: str
+    names: tuple[str, ...]
+
+
+class UriTemplate:
+    def __init__(self, template: str) -> None:
+        self.template = template
+        pattern, pos = "^", 0
+        self.expressions: list[_Expression] = []
+        for m in _EXPR.finditer(template):
+            pattern += re.escape(template[pos : m.start()])
+            body = m.group(1)
+            operator = body[:1] if body[:1] in _OPERATORS and body[:1] != "" else ""
+            names = tuple(n.rstrip("*").split(":")[0] for n in body[len(operator) :].split(","))
+            if not names or not all(_VARNAME.match(n) for n in names):
+                raise ConfigurationError(f"invalid expression {{{body}}} in URI template {template!r}")
+            self.expressions.append(_Expression(operator, names))
+            pattern += _OPERATORS[operator][0]
+            pos = m.end()
+        if "{" in template[pos:] or "}" in template[pos:]:
+            raise ConfigurationError(f"unbalanced braces in URI template {template!r}")
+        pattern += re.escape(template[pos:]) + "$"
+        self._regex = re.compile(pattern, re.S)
+        self.variables = tuple(n for e in self.expressions for n in e.names)
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        """The variables if `uri` is an expansion of this template, else None."""
+        found = self._regex.match(uri)
+        if found is None:
+            return None
+        values: dict[str, str] = {}
+        for expression, captured in zip(self.expressions, found.groups(), strict=True):
+            if not _extract(expression, captured or "", values):
+                return None
+        for value in values.values():
+            if not _safe(value):
+                return None
+        return values
+
+
+def _extract(expression: _Expression, captured: str, out: dict[str, str]) -> bool:
+    op, names = expression.operator, expression.names
+    if op in ("?", "&", ";"):
+        parts = [p for p in re.split(r"[&;]", captured) if p]
+        for part in parts:
+            key, _, value = part.partition("=")
+            if key in names:
+                out[key] = unquote(value)
+        return all(n in out for n in names if op != "?" and op != "&") or op in ("?", "&")
+    if op in (".", "/"):
+        pieces = captured.split(op)[1:] if captured else []
+    else:
+        pieces = captured.split(",") if len(names) > 1 else [captured]
+    if len(pieces) > len(names) or (len(pieces) < len(names) and op not in (".", "/", "#")):
+        return False
+    for name, piece in zip(names, pieces, strict=False):
+        out[name] = unquote(piece)
+    return True
+
+
+def _safe(value: str) -> bool:
+    if "\x00" in value or "\\" in value:
+        return False
+    return ".." not in value.split("/")
