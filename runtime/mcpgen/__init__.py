@@ -20,7 +20,14 @@ from mcpgen._server._content import (
     text,
     tool_error,
 )
-from mcpgen._server._context import Context, InputRequired, elicit_form, elicit_url, list_roots, sample
+from mcpgen._server._context import (
+    Context,
+    InputRequired,
+    elicit_form,
+    elicit_url,
+    list_roots,
+    sample,
+)
 from mcpgen._server._defs import Header
 
 __all__ = [

@@ -65,14 +65,12 @@ class Server:
             icons=icons if icons is not None else UNSET,
         )
         self.instructions = instructions
-        self._options = {
-            "page_size": page_size,
-            "cache": dict(cache or {}),
-            "mask_errors": mask_errors,
-            "logging": logging,
-            "extensions": dict(extensions or {}),
-            "bus": bus,
-        }
+        self._page_size = page_size
+        self._cache = dict(cache or {})
+        self._mask_errors = mask_errors
+        self._logging = logging
+        self._extensions = dict(extensions or {})
+        self._bus = bus
         self._sealer = Sealer(state_keys, ttl_seconds=state_ttl_seconds)
         self._registry = Registry()
         self._core: ServerCore | None = None
@@ -82,18 +80,17 @@ class Server:
     def core(self) -> ServerCore:
         """The running core; building it freezes the registry snapshot."""
         if self._core is None:
-            o = self._options
             self._core = ServerCore(
                 self.info,
                 instructions=self.instructions,
                 registry=self._registry,
                 sealer=self._sealer,
-                cache=o["cache"],
-                page_size=o["page_size"],
-                mask_errors=o["mask_errors"],
-                logging=o["logging"],
-                extensions=o["extensions"],
-                bus=o["bus"],
+                cache=self._cache,
+                page_size=self._page_size,
+                mask_errors=self._mask_errors,
+                logging=self._logging,
+                extensions=self._extensions,
+                bus=self._bus,
             )
         return self._core
 
@@ -180,8 +177,9 @@ class Server:
     def prompt(self, fn: None = None, /, **options: Any) -> Callable[[F], F]: ...
 
     def prompt(self, fn: F | None = None, /, **options: Any) -> Any:
-        """Register a prompt; its parameters are the prompt's (string) arguments. Return a
-        string, PromptMessage(s) or content blocks. Options: name, title, description, icons, meta."""
+        """Register a prompt; its parameters are the prompt's (string) arguments. Return
+        a string, PromptMessage(s) or content blocks.
+        Options: name, title, description, icons, meta."""
 
         def register(f: F) -> F:
             prompt = build_prompt(f, Context, **options)
@@ -193,7 +191,9 @@ class Server:
         return register(fn) if fn is not None else register
 
     # -- completions -------------------------------------------------------------------------
-    def completion(self, *, prompt: str | None = None, resource_template: str | None = None) -> Callable[[F], F]:
+    def completion(
+        self, *, prompt: str | None = None, resource_template: str | None = None
+    ) -> Callable[[F], F]:
         """Register argument completion. With `prompt=` or `resource_template=` the function
         is `(argument, value, context) -> list[str]`; with neither it is the fallback
         `(ref, argument, value, context)`."""
@@ -205,7 +205,11 @@ class Server:
             if prompt is None and resource_template is None:
                 self._update("", fallback_completion=target)
             else:
-                key = ("ref/prompt", prompt) if prompt is not None else ("ref/resource", resource_template or "")
+                key = (
+                    ("ref/prompt", prompt)
+                    if prompt is not None
+                    else ("ref/resource", resource_template or "")
+                )
                 self._update("", completions={**self._registry.completions, key: target})
             return f
 

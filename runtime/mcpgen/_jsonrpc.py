@@ -107,7 +107,8 @@ def classify(frame: Frame) -> int:
     if method is not UNSET:
         if type(method) is not str or frame.result is not UNSET or frame.error is not UNSET:
             return INVALID
-        if frame.params is not UNSET and not _is_object(frame.params):
+        params = frame.params
+        if isinstance(params, msgspec.Raw) and not _is_object(params):
             return INVALID
         if frame.id is UNSET:
             return NOTIFICATION
@@ -136,7 +137,9 @@ def error_frame(
     request_id: Any, code: int, message: str, data: Any = UNSET, status: int = 200
 ) -> ErrorFrame:
     body = _ErrorBody(code=code, message=message, data=data)
-    out = ErrorFrame(encode(_ErrorOut(error=body, id=request_id if valid_id(request_id) else UNSET)))
+    out = ErrorFrame(
+        encode(_ErrorOut(error=body, id=request_id if valid_id(request_id) else UNSET))
+    )
     out.code = code
     out.status = status
     return out

@@ -51,7 +51,9 @@ __all__ = [
 # -- versions ------------------------------------------------------------------------------
 LATEST: Final = mcpgen_types.LATEST
 LEGACY: Final = mcpgen_types.LEGACY
-MODERN: Final = tuple(sorted((v for v, r in mcpgen_types.ROLES.items() if r == "modern"), reverse=True))
+MODERN: Final = tuple(
+    sorted((v for v, r in mcpgen_types.ROLES.items() if r == "modern"), reverse=True)
+)
 # Advertised in server/discover and in -32022 data: modern first, then legacy newest first.
 SUPPORTED: Final = (*MODERN, *sorted(LEGACY, reverse=True))
 
@@ -112,7 +114,9 @@ class MetaError(McpError):
     """A modern request failed `_meta`/header/version/capability checks (HTTP 400)."""
 
 
-def validate_meta(meta: Any, headers: Mapping[str, str] | None, method: str) -> tuple[str, dict[str, Any], str | None]:
+def validate_meta(
+    meta: Any, headers: Mapping[str, str] | None, method: str
+) -> tuple[str, dict[str, Any], str | None]:
     """Check a modern request's `_meta` (and, over HTTP, its mirrored version and method
     headers) in the order the 2026-07-28 rules imply: required keys (-32602), header
     equals `_meta` (-32020), version supported (-32022), `Mcp-Method` (-32020).
@@ -125,7 +129,8 @@ def validate_meta(meta: Any, headers: Mapping[str, str] | None, method: str) -> 
     caps = meta.get(META_CAPABILITIES)
     if type(caps) is not dict:
         raise MetaError(
-            INVALID_PARAMS, f"params._meta[{META_CAPABILITIES!r}] is required (an object; {{}} for none)"
+            INVALID_PARAMS,
+            f"params._meta[{META_CAPABILITIES!r}] is required (an object; {{}} for none)",
         )
     probe = method == "server/discover"  # the era probe may come without mirrored headers
     if headers is not None:
@@ -142,14 +147,18 @@ def validate_meta(meta: Any, headers: Mapping[str, str] | None, method: str) -> 
         )
     level = meta.get(META_LOG_LEVEL)
     if level is not None and level not in LOG_LEVELS:
-        raise MetaError(INVALID_PARAMS, f"unknown log level {level!r}; expected one of {list(LOG_LEVELS)}")
+        raise MetaError(
+            INVALID_PARAMS, f"unknown log level {level!r}; expected one of {list(LOG_LEVELS)}"
+        )
     if headers is not None:
         declared = headers.get("mcp-method")
         if declared is None:
             if not probe:
                 raise header_mismatch("the Mcp-Method header is required")
         elif declared.strip() != method:
-            raise header_mismatch(f"the Mcp-Method header {declared!r} does not match the body's {method!r}")
+            raise header_mismatch(
+                f"the Mcp-Method header {declared!r} does not match the body's {method!r}"
+            )
     return version, caps, level
 
 
@@ -222,7 +231,8 @@ def downgrade(version: str, method: str, result: Any) -> Any:
 
     Modern-only keys go (`resultType`, cache hints, the serverInfo stamp); content
     blocks the revision does not know become text; `structuredContent` that is not an
-    object (or predates the revision) is dropped; then the value is converted through
+    object (or predates the revision) is dropped, and so is a tool's `outputSchema`
+    that is not an object schema; then the value is converted through
     the revision's own generated result type, which drops every field it lacks.
     """
     module = legacy_module(version)
@@ -236,6 +246,12 @@ def downgrade(version: str, method: str, result: Any) -> Any:
             if not meta:
                 del data["_meta"]
         _downgrade_content(module, data)
+        for tool in data.get("tools", ()):
+            schema = tool.get("outputSchema") if isinstance(tool, dict) else None
+            if schema is not None and (
+                not isinstance(schema, dict) or schema.get("type") != "object"
+            ):
+                del tool["outputSchema"]  # before 2026-07-28 an output schema is an object schema
         structured = data.get("structuredContent")
         if structured is not None and (
             not isinstance(structured, dict) or not hasattr(module, "ResourceLink")
@@ -273,5 +289,8 @@ def _describe(block: dict[str, Any]) -> dict[str, Any]:
         label = block.get("title") or block.get("name") or block.get("uri")
         return {"type": "text", "text": f"[resource: {label} <{block.get('uri')}>]"}
     if kind == "audio":
-        return {"type": "text", "text": f"[audio ({block.get('mimeType', 'unknown type')}) omitted]"}
+        return {
+            "type": "text",
+            "text": f"[audio ({block.get('mimeType', 'unknown type')}) omitted]",
+        }
     return {"type": "text", "text": f"[{kind} content omitted]"}

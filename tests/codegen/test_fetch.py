@@ -88,10 +88,24 @@ def test_cli_fetch_then_regenerate_from_the_cache(server: str, repo: Path, tmp_p
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
     env.pop("MCPGEN_SCHEMA_DIR", None)
     cli = [sys.executable, "-m", "mcpgen_codegen.cli"]
-    fetched = subprocess.run([*cli, "fetch-schemas", "--url-template", server], cwd=repo, env=env,
-                             capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    fetched = subprocess.run(
+        [*cli, "fetch-schemas", "--url-template", server],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert fetched.returncode == 0, fetched.stderr
     assert (tmp_path / "xdg" / "mcpgen" / "schemas" / "2026-07-28" / "schema.json").is_file()
-    checked = subprocess.run([*cli, "regenerate", "--check"], cwd=repo, env=env,
-                             capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    checked = subprocess.run(
+        [*cli, "regenerate", "--check"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -38,10 +38,17 @@ def render_case(name: str) -> str:
         tomllib.loads(policy_file.read_text()) if policy_file.is_file() else {}
     )
     pin = Pin(
-        version=f"case-{name}", repo="example/cases", commit="0" * 40, path=f"{name}/schema.json",
-        local=f"{name}/schema.json", sha256=hashlib.sha256(raw).hexdigest(), role="modern",
-        module=name, spec_url="https://example.invalid/spec", doc_url="https://example.invalid/spec#{anchor}",
-    )  # fmt: skip
+        version=f"case-{name}",
+        repo="example/cases",
+        commit="0" * 40,
+        path=f"{name}/schema.json",
+        local=f"{name}/schema.json",
+        sha256=hashlib.sha256(raw).hexdigest(),
+        role="modern",
+        module=name,
+        spec_url="https://example.invalid/spec",
+        doc_url="https://example.invalid/spec#{anchor}",
+    )
     ir = build_module(json.loads(raw), pin, (), policy)
     return format_source({f"{name}.py": render_module(ir)})[f"{name}.py"]
 
@@ -164,8 +171,18 @@ def test_const_default_behaviour() -> None:
 
 def test_keyword_names_behaviour() -> None:
     m = load_expected("keyword_names")
-    doc = {"from": "a", "class": 1, "type": "t", "$schema": "s", "mimeType": "m", "URLPath": "/",
-           "io.example/traceId": "x", "2fa": True, "meta": "plain", "_meta": "under"}  # fmt: skip
+    doc = {
+        "from": "a",
+        "class": 1,
+        "type": "t",
+        "$schema": "s",
+        "mimeType": "m",
+        "URLPath": "/",
+        "io.example/traceId": "x",
+        "2fa": True,
+        "meta": "plain",
+        "_meta": "under",
+    }
     obj, back = roundtrip(m.Odd, doc)
     assert back == doc
     assert (obj.from_, obj.class_, obj.url_path, obj.trace_id, obj.n_2fa) == (
@@ -217,12 +234,23 @@ def test_draft07_definitions_behaviour() -> None:
 
 
 def test_unresolvable_union_names_the_policy_entry() -> None:
-    schema = {"$defs": {
-        "A": {"type": "object", "properties": {"x": {"type": "string"}}},
-        "B": {"type": "object", "properties": {"x": {"type": "integer"}}},
-        "U": {"anyOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"}]},
-    }}  # fmt: skip
-    pin = Pin(version="x", repo="r", commit="c", path="p", local="l", sha256="s", role="modern",
-              module="x", spec_url="u")  # fmt: skip
+    schema = {
+        "$defs": {
+            "A": {"type": "object", "properties": {"x": {"type": "string"}}},
+            "B": {"type": "object", "properties": {"x": {"type": "integer"}}},
+            "U": {"anyOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"}]},
+        }
+    }
+    pin = Pin(
+        version="x",
+        repo="r",
+        commit="c",
+        path="p",
+        local="l",
+        sha256="s",
+        role="modern",
+        module="x",
+        spec_url="u",
+    )
     with pytest.raises(GenerationError, match=r"add 'U' to \[unions\].documentation_only"):
         build_module(schema, pin, (), policy_from_dict({}))

@@ -20,9 +20,14 @@ def run_cli(
     *args: str, cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*CLI, *args], cwd=cwd, capture_output=True, text=True, timeout=300,
-        env={**os.environ, **(env or {})}, check=False,
-    )  # fmt: skip
+        [*CLI, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
 
 
 @pytest.mark.parametrize("seed", ["0", "4242"])

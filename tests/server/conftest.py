@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -43,7 +44,9 @@ def build_server(**options: Any) -> Server:
     def confirm(ctx: Context, action: str) -> Any:
         answer = ctx.input("ok")
         if answer is None:
-            form = elicit_form(f"Really {action}?", {"type": "object", "properties": {"sure": {"type": "boolean"}}})
+            form = elicit_form(
+                f"Really {action}?", {"type": "object", "properties": {"sure": {"type": "boolean"}}}
+            )
             return InputRequired({"ok": form}, state={"action": action})
         return f"{answer.action}:{ctx.state['action']}:{answer.content}"
 
@@ -51,11 +54,15 @@ def build_server(**options: Any) -> Server:
     async def research(ctx: Context, topic: str) -> Any:
         if not ctx.input_responses:
             return InputRequired(
-                {"roots": list_roots(), "summary": sample(f"Summarise {topic}", 100), "login": elicit_url("Sign in", "https://example.com/login")},
+                {
+                    "roots": list_roots(),
+                    "summary": sample(f"Summarise {topic}", 100),
+                    "login": elicit_url("Sign in", "https://example.com/login"),
+                },
                 state=1,
             )
-        roots = ctx.input("roots")
-        return f"{len(roots.roots)} roots; model said {ctx.input('summary').content.text}; login {ctx.input('login').action}"
+        roots, summary, login = ctx.input("roots"), ctx.input("summary"), ctx.input("login")
+        return f"{len(roots.roots)} roots; model said {summary.content.text}; login {login.action}"
 
     @server.resource("mem://readme", mime_type="text/plain", description="A readme")
     def readme() -> str:
@@ -65,7 +72,7 @@ def build_server(**options: Any) -> Server:
 
     @server.resource_template("users://{user_id}/profile", mime_type="application/json")
     def profile(user_id: str) -> str:
-        return '{"id": "%s"}' % user_id
+        return json.dumps({"id": user_id}, separators=(", ", ": "))
 
     @server.resource_template("files:///{+path}")
     def files(path: str) -> str:

@@ -22,8 +22,15 @@ def meta(caps: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
     }
 
 
-def request(rid: Any, method: str, params: dict[str, Any] | None = None, *, modern: bool = True,
-            caps: dict[str, Any] | None = None, **meta_extra: Any) -> bytes:  # fmt: skip
+def request(
+    rid: Any,
+    method: str,
+    params: dict[str, Any] | None = None,
+    *,
+    modern: bool = True,
+    caps: dict[str, Any] | None = None,
+    **meta_extra: Any,
+) -> bytes:
     params = dict(params or {})
     if modern:
         params["_meta"] = meta(caps, **meta_extra)
@@ -94,9 +101,19 @@ class Client:
             return out
         return json.loads(out)
 
-    def initialize(self, version: str = "2025-11-25", caps: dict[str, Any] | None = None) -> dict[str, Any]:
-        params = {"protocolVersion": version, "capabilities": caps or {}, "clientInfo": {"name": "legacy", "version": "1"}}
-        result = self.reply(json.dumps({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": params}).encode())
+    def initialize(
+        self, version: str = "2025-11-25", caps: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        params = {
+            "protocolVersion": version,
+            "capabilities": caps or {},
+            "clientInfo": {"name": "legacy", "version": "1"},
+        }
+        result = self.reply(
+            json.dumps(
+                {"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": params}
+            ).encode()
+        )
         assert result is not None
         self.send(notification("notifications/initialized"))
         return result

@@ -25,13 +25,17 @@ from mcpgen import (
 from tests.server.harness import Client, request
 
 
-def result(client: Client, rid: Any, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+def result(
+    client: Client, rid: Any, method: str, params: dict[str, Any] | None = None
+) -> dict[str, Any]:
     reply = client.reply(request(rid, method, params))
     assert reply is not None and "result" in reply, reply
     return reply["result"]  # type: ignore[no-any-return]
 
 
-def error(client: Client, rid: Any, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+def error(
+    client: Client, rid: Any, method: str, params: dict[str, Any] | None = None
+) -> dict[str, Any]:
     reply = client.reply(request(rid, method, params))
     assert reply is not None and "error" in reply, reply
     assert reply["id"] == rid
@@ -43,7 +47,10 @@ def test_discover(client: Client) -> None:
     assert r["resultType"] == "complete"
     assert r["supportedVersions"][0] == "2026-07-28" and "2025-11-25" in r["supportedVersions"]
     assert r["instructions"] == "Use the tools."
-    assert r["_meta"]["io.modelcontextprotocol/serverInfo"] == {"name": "test-server", "version": "1.2.3"}
+    assert r["_meta"]["io.modelcontextprotocol/serverInfo"] == {
+        "name": "test-server",
+        "version": "1.2.3",
+    }
     assert set(r["capabilities"]) == {"tools", "resources", "prompts", "completions", "logging"}
     assert (r["ttlMs"], r["cacheScope"]) == (0, "private")
 
@@ -54,16 +61,20 @@ def test_tools_list_is_deterministic_with_typed_schemas(client: Client) -> None:
     assert first == result(client, 2, "tools/list") | {"_meta": first["_meta"]}
     echo = first["tools"][0]
     assert echo["description"] == "Echo the text back."
-    assert echo["inputSchema"] == {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+    assert echo["inputSchema"] == {
+        "type": "object",
+        "properties": {"text": {"type": "string"}},
+        "required": ["text"],
+    }
     add = first["tools"][1]
     assert add["outputSchema"] == {"type": "number"}
     assert "nextCursor" not in first
 
 
 def test_call_returns_text_and_structured(client: Client) -> None:
-    assert result(client, 1, "tools/call", {"name": "echo", "arguments": {"text": "hi"}})["content"] == [
-        {"type": "text", "text": "hi"}
-    ]
+    assert result(client, 1, "tools/call", {"name": "echo", "arguments": {"text": "hi"}})[
+        "content"
+    ] == [{"type": "text", "text": "hi"}]
     added = result(client, 2, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2.5}})
     assert added["structuredContent"] == 3.5
     assert added["content"] == [{"type": "text", "text": "3.5"}]
@@ -114,12 +125,19 @@ def test_constraints_and_structs_in_arguments() -> None:
         y: int
 
     @srv.tool
-    def plot(points: list[Point], limit: Annotated[int, msgspec.Meta(ge=1, le=10)] = 5) -> dict[str, int]:
+    def plot(
+        points: list[Point], limit: Annotated[int, msgspec.Meta(ge=1, le=10)] = 5
+    ) -> dict[str, int]:
         return {"n": len(points), "limit": limit}
 
     c = Client(srv)
     tool = result(c, 1, "tools/list")["tools"][0]
-    assert tool["inputSchema"]["properties"]["limit"] == {"type": "integer", "minimum": 1, "maximum": 10, "default": 5}
+    assert tool["inputSchema"]["properties"]["limit"] == {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 10,
+        "default": 5,
+    }
     assert "$defs" in tool["inputSchema"] and tool["outputSchema"]["type"] == "object"
     ok = result(c, 2, "tools/call", {"name": "plot", "arguments": {"points": [{"x": 1, "y": 2}]}})
     assert ok["structuredContent"] == {"n": 1, "limit": 5}
@@ -131,12 +149,21 @@ def test_raw_schema_tools_are_validated() -> None:
     pytest.importorskip("jsonschema_rs")
     srv = Server("r")
 
-    @srv.tool(input_schema={"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}, "required": ["n"]})
+    @srv.tool(
+        input_schema={
+            "type": "object",
+            "properties": {"n": {"type": "integer", "minimum": 0}},
+            "required": ["n"],
+        }
+    )
     def square(n: int) -> int:
         return n * n
 
     c = Client(srv)
-    assert result(c, 1, "tools/call", {"name": "square", "arguments": {"n": 3}})["structuredContent"] == 9
+    assert (
+        result(c, 1, "tools/call", {"name": "square", "arguments": {"n": 3}})["structuredContent"]
+        == 9
+    )
     bad = result(c, 2, "tools/call", {"name": "square", "arguments": {"n": -1}})
     assert bad["isError"] and "n: -1 is less than the minimum of 0" in bad["content"][0]["text"]
 
@@ -161,7 +188,14 @@ def test_result_builders() -> None:
 
     c = Client(srv)
     blocks = result(c, 1, "tools/call", {"name": "everything"})["content"]
-    assert [b["type"] for b in blocks] == ["text", "image", "audio", "resource_link", "resource", "resource"]
+    assert [b["type"] for b in blocks] == [
+        "text",
+        "image",
+        "audio",
+        "resource_link",
+        "resource",
+        "resource",
+    ]
     assert blocks[1]["data"] == base64.b64encode(b"\x89PNG").decode()
     assert blocks[4]["resource"] == {"uri": "mem://x", "mimeType": "text/plain", "text": "inline"}
     assert blocks[5]["resource"]["blob"] == "AAE="
@@ -175,18 +209,34 @@ def test_resources_and_templates(client: Client) -> None:
     assert [r["uri"] for r in listed] == ["mem://readme", "mem://logo"]
     assert listed[1]["size"] == 4
     templates = result(client, 2, "resources/templates/list")["resourceTemplates"]
-    assert [t["uriTemplate"] for t in templates] == ["users://{user_id}/profile", "files:///{+path}"]
+    assert [t["uriTemplate"] for t in templates] == [
+        "users://{user_id}/profile",
+        "files:///{+path}",
+    ]
     text_read = result(client, 3, "resources/read", {"uri": "mem://readme"})
-    assert text_read["contents"] == [{"uri": "mem://readme", "mimeType": "text/plain", "text": "read me"}]
+    assert text_read["contents"] == [
+        {"uri": "mem://readme", "mimeType": "text/plain", "text": "read me"}
+    ]
     assert (text_read["ttlMs"], text_read["cacheScope"]) == (0, "private")
     blob = result(client, 4, "resources/read", {"uri": "mem://logo"})["contents"][0]
     assert base64.b64decode(blob["blob"]) == b"\x89PNG" and blob["mimeType"] == "image/png"
     profile = result(client, 5, "resources/read", {"uri": "users://a%20b/profile"})["contents"][0]
     assert profile["text"] == '{"id": "a b"}' and profile["uri"] == "users://a%20b/profile"
-    assert result(client, 6, "resources/read", {"uri": "files:///docs/x.txt"})["contents"][0]["text"] == "file docs/x.txt"
+    assert (
+        result(client, 6, "resources/read", {"uri": "files:///docs/x.txt"})["contents"][0]["text"]
+        == "file docs/x.txt"
+    )
 
 
-@pytest.mark.parametrize("uri", ["files:///docs/../../etc/passwd", "users://..%2F..%2Fetc/profile", "nope://x", "users://a/b/profile"])
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "files:///docs/../../etc/passwd",
+        "users://..%2F..%2Fetc/profile",
+        "nope://x",
+        "users://a/b/profile",
+    ],
+)
 def test_unknown_or_traversing_uris_are_not_found(client: Client, uri: str) -> None:
     err = error(client, 1, "resources/read", {"uri": uri})
     assert err["code"] == -32602 and err["data"] == {"uri": uri}
@@ -200,29 +250,62 @@ def test_exact_resource_wins_over_template() -> None:
     def profile(user_id: str) -> str:
         return "template"
 
-    assert result(Client(srv), 1, "resources/read", {"uri": "users://me/profile"})["contents"][0]["text"] == "exact"
+    assert (
+        result(Client(srv), 1, "resources/read", {"uri": "users://me/profile"})["contents"][0][
+            "text"
+        ]
+        == "exact"
+    )
 
 
 # -- prompts and completion -------------------------------------------------------------------
 def test_prompts(client: Client) -> None:
     listed = result(client, 1, "prompts/list")["prompts"]
-    assert listed == [{"arguments": [{"name": "name", "required": True}, {"name": "style", "required": False}],
-                       "description": "Greet someone.", "name": "greet"}]  # fmt: skip
+    assert listed == [
+        {
+            "arguments": [{"name": "name", "required": True}, {"name": "style", "required": False}],
+            "description": "Greet someone.",
+            "name": "greet",
+        }
+    ]
     got = result(client, 2, "prompts/get", {"name": "greet", "arguments": {"name": "Ada"}})
-    assert got["messages"] == [{"role": "user", "content": {"type": "text", "text": "Hello Ada (plain)"}}]
+    assert got["messages"] == [
+        {"role": "user", "content": {"type": "text", "text": "Hello Ada (plain)"}}
+    ]
     assert error(client, 3, "prompts/get", {"name": "greet", "arguments": {}})["code"] == -32602
     assert error(client, 4, "prompts/get", {"name": "nope"})["code"] == -32602
 
 
 def test_completion(client: Client) -> None:
-    r = result(client, 1, "completion/complete",
-               {"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": "al"}})  # fmt: skip
+    r = result(
+        client,
+        1,
+        "completion/complete",
+        {
+            "ref": {"type": "ref/prompt", "name": "greet"},
+            "argument": {"name": "name", "value": "al"},
+        },
+    )
     assert r["completion"] == {"values": ["alice", "albert"], "total": 2, "hasMore": False}
-    empty = result(client, 2, "completion/complete",
-                   {"ref": {"type": "ref/resource", "uri": "users://{user_id}/profile"}, "argument": {"name": "user_id", "value": ""}})  # fmt: skip
+    empty = result(
+        client,
+        2,
+        "completion/complete",
+        {
+            "ref": {"type": "ref/resource", "uri": "users://{user_id}/profile"},
+            "argument": {"name": "user_id", "value": ""},
+        },
+    )
     assert empty["completion"]["values"] == []
-    assert error(client, 3, "completion/complete",
-                 {"ref": {"type": "ref/prompt", "name": "nope"}, "argument": {"name": "a", "value": ""}})["code"] == -32602  # fmt: skip
+    assert (
+        error(
+            client,
+            3,
+            "completion/complete",
+            {"ref": {"type": "ref/prompt", "name": "nope"}, "argument": {"name": "a", "value": ""}},
+        )["code"]
+        == -32602
+    )
 
 
 # -- pagination, caching, registry -------------------------------------------------------------
@@ -278,15 +361,49 @@ def test_misuse_is_reported_at_registration() -> None:
     with pytest.raises(ConfigurationError, match="tool name"):
         srv.add_tool(lambda: "x", name="has space")
     with pytest.raises(ConfigurationError, match="not an HTTP token"):
-        srv.add_tool(lambda: "x", name="h1", input_schema={"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "bad name"}}})
+        srv.add_tool(
+            lambda: "x",
+            name="h1",
+            input_schema={
+                "type": "object",
+                "properties": {"a": {"type": "string", "x-mcp-header": "bad name"}},
+            },
+        )
     with pytest.raises(ConfigurationError, match="string, integer or boolean"):
-        srv.add_tool(lambda: "x", name="h2", input_schema={"type": "object", "properties": {"a": {"type": "number", "x-mcp-header": "A"}}})
+        srv.add_tool(
+            lambda: "x",
+            name="h2",
+            input_schema={
+                "type": "object",
+                "properties": {"a": {"type": "number", "x-mcp-header": "A"}},
+            },
+        )
     with pytest.raises(ConfigurationError, match="used twice"):
-        srv.add_tool(lambda: "x", name="h3", input_schema={"type": "object", "properties": {
-            "a": {"type": "string", "x-mcp-header": "A"}, "b": {"type": "string", "x-mcp-header": "a"}}})  # fmt: skip
+        srv.add_tool(
+            lambda: "x",
+            name="h3",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "a": {"type": "string", "x-mcp-header": "A"},
+                    "b": {"type": "string", "x-mcp-header": "a"},
+                },
+            },
+        )
     with pytest.raises(ConfigurationError, match="not on a root property"):
-        srv.add_tool(lambda: "x", name="h4", input_schema={"type": "object", "properties": {
-            "a": {"type": "object", "properties": {"b": {"type": "string", "x-mcp-header": "B"}}}}})  # fmt: skip
+        srv.add_tool(
+            lambda: "x",
+            name="h4",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "a": {
+                        "type": "object",
+                        "properties": {"b": {"type": "string", "x-mcp-header": "B"}},
+                    }
+                },
+            },
+        )
     with pytest.raises(ConfigurationError, match="lacks parameters"):
         srv.resource_template("x://{missing}")(lambda: "x")
 
@@ -301,7 +418,10 @@ def test_stamped_results_never_share_the_handlers_meta() -> None:
         return CallToolResult(content=[text("x")], meta={"vendor.example/k": 1})
 
     r = result(Client(srv), 1, "tools/call", {"name": "tagged"})
-    assert r["_meta"] == {"vendor.example/k": 1, "io.modelcontextprotocol/serverInfo": {"name": "meta", "version": "0.1.0"}}
+    assert r["_meta"] == {
+        "vendor.example/k": 1,
+        "io.modelcontextprotocol/serverInfo": {"name": "meta", "version": "0.1.0"},
+    }
 
 
 def test_lines_are_compact_json(client: Client) -> None:

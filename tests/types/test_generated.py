@@ -17,9 +17,10 @@ MODULES = {v: importlib.import_module(m) for v, m in mcpgen_types.MODULES.items(
 
 def type_names(module: ModuleType) -> list[str]:
     return [
-        n for n in module.__all__
+        n
+        for n in module.__all__
         if isinstance(getattr(module, n), type) or (n[0].isupper() and not n.isupper())
-    ]  # fmt: skip
+    ]
 
 
 @pytest.mark.parametrize("version", sorted(MODULES))
@@ -38,9 +39,13 @@ def test_every_definition_is_a_decode_target(version: str) -> None:
 
 def test_context_dependent_unions_are_exactly_the_documented_ones() -> None:
     assert {
-        "EnumSchema", "InputResponse", "JSONRPCMessage", "MultiSelectEnumSchema",
-        "PrimitiveSchemaDefinition", "ServerResult",
-    } == v2026_07_28.CONTEXT_DEPENDENT  # fmt: skip
+        "EnumSchema",
+        "InputResponse",
+        "JSONRPCMessage",
+        "MultiSelectEnumSchema",
+        "PrimitiveSchemaDefinition",
+        "ServerResult",
+    } == v2026_07_28.CONTEXT_DEPENDENT
 
 
 def test_every_schema_definition_is_generated(schema_dir: object) -> None:
@@ -58,8 +63,10 @@ def test_every_schema_definition_is_generated(schema_dir: object) -> None:
 
 
 def test_content_blocks_are_a_tagged_union() -> None:
-    data = b'[{"type":"text","text":"hi"},{"type":"image","data":"AA==","mimeType":"image/png"},' \
-           b'{"type":"resource","resource":{"uri":"file:///a","blob":"AA=="}}]'  # fmt: skip
+    data = (
+        b'[{"type":"text","text":"hi"},{"type":"image","data":"AA==","mimeType":"image/png"},'
+        b'{"type":"resource","resource":{"uri":"file:///a","blob":"AA=="}}]'
+    )
     blocks = msgspec.json.decode(data, type=list[v2026_07_28.ContentBlock])
     assert [type(b).__name__ for b in blocks] == ["TextContent", "ImageContent", "EmbeddedResource"]
     assert blocks[2].resource.blob == "AA==" and blocks[2].resource.text is msgspec.UNSET
@@ -114,24 +121,33 @@ def test_methods_table_modern() -> None:
     assert "initialize" not in m and "ping" not in m and "logging/setLevel" not in m
     call = m["tools/call"]
     assert (call.kind, call.direction, call.input_required, call.cacheable) == (
-        "request", "client_to_server", True, False,
-    )  # fmt: skip
+        "request",
+        "client_to_server",
+        True,
+        False,
+    )
     assert call.message is v2026_07_28.CallToolRequest
     assert call.params is v2026_07_28.CallToolRequestParams
     assert call.result is v2026_07_28.CallToolResult
     cacheable = {k for k, v in m.items() if v.cacheable}
     assert cacheable == {
-        "server/discover", "tools/list", "prompts/list", "resources/list",
-        "resources/templates/list", "resources/read",
-    }  # fmt: skip
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+    }
     assert {k for k, v in m.items() if v.input_required} == {
         "tools/call",
         "prompts/get",
         "resources/read",
     }
     assert {k for k, v in m.items() if v.direction == "input"} == {
-        "elicitation/create", "sampling/createMessage", "roots/list",
-    }  # fmt: skip
+        "elicitation/create",
+        "sampling/createMessage",
+        "roots/list",
+    }
     assert m["notifications/cancelled"].direction == "both"
     assert m["notifications/progress"].direction == "server_to_client"
 
@@ -153,8 +169,11 @@ def test_meta_keys_and_error_codes() -> None:
     assert v2026_07_28.META_PROTOCOL_VERSION == "io.modelcontextprotocol/protocolVersion"
     assert v2026_07_28.META_SUBSCRIPTION_ID == "io.modelcontextprotocol/subscriptionId"
     assert "progressToken" in v2026_07_28.META_KEYS
-    assert (v2026_07_28.HEADER_MISMATCH, v2026_07_28.MISSING_REQUIRED_CLIENT_CAPABILITY,
-            v2026_07_28.UNSUPPORTED_PROTOCOL_VERSION) == (-32020, -32021, -32022)  # fmt: skip
+    assert (
+        v2026_07_28.HEADER_MISMATCH,
+        v2026_07_28.MISSING_REQUIRED_CLIENT_CAPABILITY,
+        v2026_07_28.UNSUPPORTED_PROTOCOL_VERSION,
+    ) == (-32020, -32021, -32022)
     assert "RESOURCE_NOT_FOUND" not in v2026_07_28.ERROR_CODES  # forbidden under 2026-07-28
     assert v2025_11_25.ERROR_CODES["RESOURCE_NOT_FOUND"] == -32002
     assert v2025_11_25.URL_ELICITATION_REQUIRED == -32042

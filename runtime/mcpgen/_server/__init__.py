@@ -11,4 +11,13 @@ from mcpgen._server._call import Call, Channel
 from mcpgen._server._core import CacheHint, Registry, ServerCore
 from mcpgen._server._session import DEFERRED, Pending, Session
 
-__all__ = ["DEFERRED", "CacheHint", "Call", "Channel", "Pending", "Registry", "ServerCore", "Session"]
+__all__ = [
+    "DEFERRED",
+    "CacheHint",
+    "Call",
+    "Channel",
+    "Pending",
+    "Registry",
+    "ServerCore",
+    "Session",
+]

@@ -10,7 +10,16 @@ from msgspec import UNSET
 from mcpgen._protocol import LOG_LEVELS
 from mcpgen_types import latest as t
 
-__all__ = ["Call", "Channel"]
+__all__ = ["DEFERRED", "Call", "Channel"]
+
+
+class _Deferred:
+    def __repr__(self) -> str:
+        return "DEFERRED"
+
+
+# The request stays open: its reply comes later through `Channel.reply`.
+DEFERRED: Any = _Deferred()
 
 _encode = msgspec.json.Encoder().encode
 
@@ -95,7 +104,11 @@ class Call:
         return msgspec.convert(self.caps, t.ClientCapabilities)
 
     def client_info(self) -> t.Implementation | None:
-        raw = self.info if self.info is not UNSET else self.meta.get("io.modelcontextprotocol/clientInfo")
+        raw = (
+            self.info
+            if self.info is not UNSET
+            else self.meta.get("io.modelcontextprotocol/clientInfo")
+        )
         if not isinstance(raw, dict):
             return None
         try:

@@ -45,12 +45,16 @@ def text(value: str, *, annotations: t.Annotations | None = None) -> t.TextConte
     return t.TextContent(text=value, annotations=_ann(annotations))
 
 
-def image(data: bytes | str, mime_type: str, *, annotations: t.Annotations | None = None) -> t.ImageContent:
+def image(
+    data: bytes | str, mime_type: str, *, annotations: t.Annotations | None = None
+) -> t.ImageContent:
     """An image block; `data` is raw bytes (encoded here) or already Base64."""
     return t.ImageContent(data=_b64(data), mime_type=mime_type, annotations=_ann(annotations))
 
 
-def audio(data: bytes | str, mime_type: str, *, annotations: t.Annotations | None = None) -> t.AudioContent:
+def audio(
+    data: bytes | str, mime_type: str, *, annotations: t.Annotations | None = None
+) -> t.AudioContent:
     """An audio block; `data` is raw bytes (encoded here) or already Base64."""
     return t.AudioContent(data=_b64(data), mime_type=mime_type, annotations=_ann(annotations))
 

@@ -26,7 +26,9 @@ class InputRequired:
 
     __slots__ = ("requests", "state")
 
-    def __init__(self, requests: Mapping[str, t.InputRequest] | None = None, *, state: Any = None) -> None:
+    def __init__(
+        self, requests: Mapping[str, t.InputRequest] | None = None, *, state: Any = None
+    ) -> None:
         if not requests and state is None:
             raise ValueError("InputRequired needs input requests, state, or both")
         self.requests = dict(requests or {})
@@ -41,12 +43,16 @@ def elicit_form(message: str, schema: Mapping[str, Any] | type) -> t.ElicitReque
     properties are primitives, or a msgspec Struct class (converted here)."""
     if isinstance(schema, type):
         (top,), components = msgspec.json.schema_components([schema], ref_template="{name}")
-        schema = components[top["$ref"]]
+        document: Mapping[str, Any] = components[top["$ref"]]
+    else:
+        document = schema
     requested = t.ElicitRequestFormParamsRequestedSchema(
-        properties=dict(schema.get("properties", {})),
-        required=list(schema["required"]) if "required" in schema else UNSET,
+        properties=dict(document.get("properties", {})),
+        required=list(document["required"]) if "required" in document else UNSET,
     )
-    return t.ElicitRequest(params=t.ElicitRequestParams(message=message, requested_schema=requested))
+    return t.ElicitRequest(
+        params=t.ElicitRequestParams(message=message, requested_schema=requested)
+    )
 
 
 def elicit_url(message: str, url: str) -> t.ElicitRequest:
@@ -151,7 +157,9 @@ class Context:
         """True once the client cancelled this request (stop early; no reply is sent)."""
         return self._call.cancelled  # type: ignore[no-any-return]
 
-    def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+    def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
         """Report progress if the client asked for it (`_meta.progressToken`); values must
         increase, and ones that do not are dropped."""
         self._call.progress(progress, total, message)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 from msgspec import UNSET
@@ -46,7 +46,7 @@ CACHEABLE = tuple(m for m, info in t.METHODS.items() if info.cacheable)
 @dataclass(frozen=True, slots=True)
 class CacheHint:
     ttl_ms: int = 0
-    scope: str = "private"  # "public" when results never depend on who asks
+    scope: Literal["public", "private"] = "private"  # "public": results never depend on who asks
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,12 @@ class ServerCore:
         """Capability gating: a feature method is served only when advertised."""
         prefix = method.split("/", 1)[0]
         caps = self.capabilities()
-        needed = {"tools": "tools", "prompts": "prompts", "resources": "resources", "completion": "completions"}
+        needed = {
+            "tools": "tools",
+            "prompts": "prompts",
+            "resources": "resources",
+            "completion": "completions",
+        }
         feature = needed.get(prefix)
         return feature is None or feature in caps
 
@@ -154,7 +159,7 @@ class ServerCore:
                 capabilities=msgspec.convert(self.capabilities(), t.ServerCapabilities),
                 instructions=UNSET if self.instructions is None else self.instructions,
                 ttl_ms=hint.ttl_ms,
-                cache_scope=hint.scope,  # type: ignore[arg-type]
+                cache_scope=hint.scope,
                 meta=self.server_meta,
             )
             self._discover = _encode(result)
@@ -199,7 +204,7 @@ class ServerCore:
             listener.channel.reply(result_frame(listener.request_id, self.stamp_listen(result)))
 
     def stamp_listen(self, result: t.SubscriptionsListenResult) -> t.SubscriptionsListenResult:
-        result.meta = {**result.meta, **self.server_meta}  # type: ignore[dict-item]
+        result.meta = {**result.meta, **self.server_meta}
         return result
 
 

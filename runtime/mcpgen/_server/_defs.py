@@ -15,8 +15,16 @@ import msgspec
 from msgspec import UNSET
 
 from mcpgen._errors import ConfigurationError
+from mcpgen._server._content import CONTENT_TYPES
+from mcpgen._server._context import InputRequired
 from mcpgen._server._templates import UriTemplate
 from mcpgen_types import latest as t
+
+jsonschema_rs: Any
+try:  # raw JSON Schema tools are validated with jsonschema-rs (the `validation` extra)
+    import jsonschema_rs
+except ImportError:  # pragma: no cover - depends on the environment
+    jsonschema_rs = None
 
 __all__ = [
     "CompletionDef",
@@ -98,7 +106,9 @@ class CompletionDef:
 
 
 # -- signatures --------------------------------------------------------------------------
-def _signature(fn: Callable[..., Any], context_type: type) -> tuple[list[inspect.Parameter], dict[str, Any], str | None]:
+def _signature(
+    fn: Callable[..., Any], context_type: type
+) -> tuple[list[inspect.Parameter], dict[str, Any], str | None]:
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
     except NameError:
@@ -114,7 +124,9 @@ def _signature(fn: Callable[..., Any], context_type: type) -> tuple[list[inspect
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
         if p.kind is p.POSITIONAL_ONLY:
-            raise ConfigurationError(f"{fn.__name__}: positional-only parameter {p.name!r} cannot be bound from JSON")
+            raise ConfigurationError(
+                f"{fn.__name__}: positional-only parameter {p.name!r} cannot be bound from JSON"
+            )
         params.append(p)
     return params, hints, ctx
 
@@ -152,6 +164,8 @@ def _object_schema(struct: type) -> dict[str, Any]:
     schema = components.pop(top["$ref"].split("/")[-1])
     schema.pop("title", None)
     schema.setdefault("properties", {})
+    if not schema.get("required", True):
+        del schema["required"]
     if components:
         schema["$defs"] = components
     return dict(schema)
@@ -159,20 +173,28 @@ def _object_schema(struct: type) -> dict[str, Any]:
 
 def _output_schema(annotation: Any) -> dict[str, Any] | None:
     """Schema for a return annotation that produces structuredContent, else None."""
-    from mcpgen._server._context import InputRequired
-    from mcpgen._server._content import CONTENT_TYPES
-
     if annotation in (inspect.Signature.empty, Any, None, type(None), str):
         return None
-    plain = get_args(annotation) if get_origin(annotation) in (typing.Union, __import__("types").UnionType) else (annotation,)
+    plain = (
+        get_args(annotation)
+        if get_origin(annotation) in (typing.Union, __import__("types").UnionType)
+        else (annotation,)
+    )
     skip = (*CONTENT_TYPES, t.CallToolResult, InputRequired)
     for member in plain:
         if member is InputRequired or (isinstance(member, type) and issubclass(member, skip)):
             return None
-        if get_origin(member) is list and get_args(member) and isinstance(get_args(member)[0], type) and issubclass(get_args(member)[0], CONTENT_TYPES):
+        if (
+            get_origin(member) is list
+            and get_args(member)
+            and isinstance(get_args(member)[0], type)
+            and issubclass(get_args(member)[0], CONTENT_TYPES)
+        ):
             return None
     try:
-        (top,), components = msgspec.json.schema_components([annotation], ref_template="#/$defs/{name}")
+        (top,), components = msgspec.json.schema_components(
+            [annotation], ref_template="#/$defs/{name}"
+        )
     except TypeError:
         return None
     if "$ref" in top and len(top) == 1:
@@ -208,8 +230,12 @@ def header_params(tool_name: str, schema: Mapping[str, Any]) -> dict[str, tuple[
             raise ConfigurationError(f"{where}: x-mcp-header {name!r} is used twice")
         out[name.lower()] = (prop, sub["type"])
     for path, node in _walk(schema, ""):
-        if "x-mcp-header" in node and not (path.count("/") == 2 and path.startswith("/properties/")):
-            raise ConfigurationError(f"tool {tool_name!r}: x-mcp-header at {path or '/'} is not on a root property")
+        if "x-mcp-header" in node and not (
+            path.count("/") == 2 and path.startswith("/properties/")
+        ):
+            raise ConfigurationError(
+                f"tool {tool_name!r}: x-mcp-header at {path or '/'} is not on a root property"
+            )
     return out
 
 
@@ -246,21 +272,21 @@ def build_tool(
     args_type, validator = None, None
     if input_schema is not None:
         if input_schema.get("type") != "object":
-            raise ConfigurationError(f"tool {tool_name!r}: inputSchema needs type 'object' at its root")
-        try:
-            import jsonschema_rs  # type: ignore[import-not-found]
-        except ImportError:
+            raise ConfigurationError(
+                f"tool {tool_name!r}: inputSchema needs type 'object' at its root"
+            )
+        if jsonschema_rs is None:
             raise ConfigurationError(
                 f"tool {tool_name!r} has a raw JSON Schema: validating it needs jsonschema-rs "
                 "(pip install 'mcpgen[validation]'), or declare typed parameters instead"
-            ) from None
+            )
         try:
             validator = jsonschema_rs.validator_for(input_schema)
         except Exception as exc:
             raise ConfigurationError(f"tool {tool_name!r}: invalid inputSchema: {exc}") from None
         schema = dict(input_schema)
     else:
-        fields = []
+        fields: list[tuple[Any, ...]] = []
         for p in params:
             annotation = _with_header_meta(hints.get(p.name, Any))
             if p.default is inspect.Parameter.empty:
@@ -272,7 +298,9 @@ def build_tool(
             msgspec.json.Decoder(args_type)  # rejects unsupported parameter types now
             schema = _object_schema(args_type)
         except TypeError as exc:
-            raise ConfigurationError(f"tool {tool_name!r}: unsupported parameter type: {exc}") from None
+            raise ConfigurationError(
+                f"tool {tool_name!r}: unsupported parameter type: {exc}"
+            ) from None
         if not params:
             schema["additionalProperties"] = False
     if output_schema is None:
@@ -321,9 +349,15 @@ def build_resource(
         uri=uri,
         name=name or (fn.__name__ if fn is not None else uri),
         title=_opt(title),
-        description=_opt(description if description is not None or fn is None else inspect.getdoc(fn)),
+        description=_opt(
+            description if description is not None or fn is None else inspect.getdoc(fn)
+        ),
         mime_type=_opt(mime_type),
-        size=_opt(size if size is not None or static is None else len(static.encode() if isinstance(static, str) else static)),
+        size=_opt(
+            size
+            if size is not None or static is None
+            else len(static.encode() if isinstance(static, str) else static)
+        ),
         annotations=_opt(annotations),
         icons=_opt(icons),
         meta=_opt(meta),
@@ -350,7 +384,9 @@ def build_template(
     missing = [v for v in template.variables if v not in names]
     has_kwargs = any(p.kind is p.VAR_KEYWORD for p in inspect.signature(fn).parameters.values())
     if missing and not has_kwargs:
-        raise ConfigurationError(f"template {uri_template!r}: {fn.__name__} lacks parameters {missing}")
+        raise ConfigurationError(
+            f"template {uri_template!r}: {fn.__name__} lacks parameters {missing}"
+        )
     definition = t.ResourceTemplate(
         uri_template=uri_template,
         name=name or fn.__name__,
@@ -376,8 +412,7 @@ def build_prompt(
 ) -> PromptDef:
     params, _, ctx = _signature(fn, context_type)
     arguments = [
-        t.PromptArgument(name=p.name, required=p.default is inspect.Parameter.empty)
-        for p in params
+        t.PromptArgument(name=p.name, required=p.default is inspect.Parameter.empty) for p in params
     ]
     definition = t.Prompt(
         name=name or fn.__name__,
@@ -389,9 +424,14 @@ def build_prompt(
     )
     required = tuple(p.name for p in params if p.default is inspect.Parameter.empty)
     return PromptDef(
-        definition.name, definition, fn, inspect.iscoroutinefunction(fn), ctx, required,
+        definition.name,
+        definition,
+        fn,
+        inspect.iscoroutinefunction(fn),
+        ctx,
+        required,
         frozenset(p.name for p in params),
-    )  # fmt: skip
+    )
 
 
 def build_completion(fn: Callable[..., Any]) -> CompletionDef:

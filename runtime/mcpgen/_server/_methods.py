@@ -8,6 +8,8 @@ to one of these. Typed params come from the generated tables; legacy requests (n
 
 from __future__ import annotations
 
+import base64
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -18,8 +20,8 @@ from msgspec import UNSET
 from mcpgen import _protocol as proto
 from mcpgen._errors import McpError
 from mcpgen._server._bus import Listener
-from mcpgen._server._call import Call
-from mcpgen._server._content import tool_error, to_call_result
+from mcpgen._server._call import DEFERRED, Call
+from mcpgen._server._content import to_call_result, tool_error
 from mcpgen._server._context import Context, InputRequired
 from mcpgen._server._state import params_digest
 from mcpgen_types import latest as t
@@ -75,28 +77,54 @@ def discover(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
 
 def list_tools(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
     tools = [tool.definition for tool in core.registry.tools.values()]
-    return core.page("tools/list", call.version, call.era, _cursor(params), tools,
-                     lambda items, nxt: t.ListToolsResult(tools=items, next_cursor=nxt or UNSET, **_HINT))  # fmt: skip
+    return core.page(
+        "tools/list",
+        call.version,
+        call.era,
+        _cursor(params),
+        tools,
+        lambda items, nxt: t.ListToolsResult(tools=items, next_cursor=nxt or UNSET, **_HINT),
+    )
 
 
 def list_prompts(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
     prompts = [p.definition for p in core.registry.prompts.values()]
-    return core.page("prompts/list", call.version, call.era, _cursor(params), prompts,
-                     lambda items, nxt: t.ListPromptsResult(prompts=items, next_cursor=nxt or UNSET, **_HINT))  # fmt: skip
+    return core.page(
+        "prompts/list",
+        call.version,
+        call.era,
+        _cursor(params),
+        prompts,
+        lambda items, nxt: t.ListPromptsResult(prompts=items, next_cursor=nxt or UNSET, **_HINT),
+    )
 
 
 def list_resources(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
     resources = [r.definition for r in core.registry.resources.values()]
-    return core.page("resources/list", call.version, call.era, _cursor(params), resources,
-                     lambda items, nxt: t.ListResourcesResult(resources=items, next_cursor=nxt or UNSET, **_HINT))  # fmt: skip
+    return core.page(
+        "resources/list",
+        call.version,
+        call.era,
+        _cursor(params),
+        resources,
+        lambda items, nxt: t.ListResourcesResult(
+            resources=items, next_cursor=nxt or UNSET, **_HINT
+        ),
+    )
 
 
 def list_templates(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
     templates = [r.definition for r in core.registry.templates]
     return core.page(
-        "resources/templates/list", call.version, call.era, _cursor(params), templates,
-        lambda items, nxt: t.ListResourceTemplatesResult(resource_templates=items, next_cursor=nxt or UNSET, **_HINT),
-    )  # fmt: skip
+        "resources/templates/list",
+        call.version,
+        call.era,
+        _cursor(params),
+        templates,
+        lambda items, nxt: t.ListResourceTemplatesResult(
+            resource_templates=items, next_cursor=nxt or UNSET, **_HINT
+        ),
+    )
 
 
 # -- tools -----------------------------------------------------------------------------------
@@ -114,9 +142,14 @@ def call_tool(core: ServerCore, session: Any, call: Call, params: t.CallToolRequ
                 "Check the tool's inputSchema and call it again with corrected arguments."
             )
     else:
-        errors = [f"{'/'.join(map(str, e.instance_path)) or '(root)'}: {e.message}" for e in tool.validator.iter_errors(arguments)]
+        errors = [
+            f"{'/'.join(map(str, e.instance_path)) or '(root)'}: {e.message}"
+            for e in tool.validator.iter_errors(arguments)
+        ]
         if errors:
-            return tool_error(f"Invalid arguments for tool {tool.name!r}: " + "; ".join(errors[:10]))
+            return tool_error(
+                f"Invalid arguments for tool {tool.name!r}: " + "; ".join(errors[:10])
+            )
         kwargs = dict(arguments)
     if tool.context_param is not None:
         kwargs[tool.context_param] = Context(call)
@@ -148,7 +181,9 @@ def _failure(core: ServerCore, name: str, exc: Exception) -> t.CallToolResult:
 
 
 # -- resources -------------------------------------------------------------------------------
-def read_resource(core: ServerCore, session: Any, call: Call, params: t.ReadResourceRequestParams) -> Any:
+def read_resource(
+    core: ServerCore, session: Any, call: Call, params: t.ReadResourceRequestParams
+) -> Any:
     uri = params.uri
     registry = core.registry
     exact = registry.resources.get(uri)
@@ -156,13 +191,25 @@ def read_resource(core: ServerCore, session: Any, call: Call, params: t.ReadReso
         mime = exact.definition.mime_type
         if exact.fn is None:
             return _read_result(uri, mime, exact.static)
-        return _invoke(exact.fn, exact.is_async, {}, exact.context_param, call, lambda v: _read_result(uri, mime, v))
+        return _invoke(
+            exact.fn,
+            exact.is_async,
+            {},
+            exact.context_param,
+            call,
+            lambda v: _read_result(uri, mime, v),
+        )
     for template in registry.templates:
         found = template.template.match(uri)
         if found is not None:
-            mime = template.definition.mime_type
-            return _invoke(template.fn, template.is_async, dict(found), template.context_param, call,
-                           lambda v: _read_result(uri, mime, v))  # fmt: skip
+            return _invoke(
+                template.fn,
+                template.is_async,
+                dict(found),
+                template.context_param,
+                call,
+                functools.partial(_read_result, uri, template.definition.mime_type),
+            )
     raise _resource_not_found(call, uri)
 
 
@@ -172,20 +219,33 @@ def _read_result(uri: str, mime: Any, value: Any) -> Any:
     items = value if isinstance(value, list) else [value]
     contents = []
     for item in items:
-        if isinstance(item, t.TextResourceContents | t.BlobResourceContents | t.ResourceContentsVariant):
+        if isinstance(
+            item, t.TextResourceContents | t.BlobResourceContents | t.ResourceContentsVariant
+        ):
             contents.append(msgspec.convert(msgspec.to_builtins(item), t.ResourceContentsVariant))
         elif isinstance(item, str):
             contents.append(t.ResourceContentsVariant(uri=uri, text=item, mime_type=mime))
         elif isinstance(item, bytes | bytearray):
-            import base64
-
-            contents.append(t.ResourceContentsVariant(uri=uri, blob=base64.b64encode(item).decode(), mime_type=mime))
+            contents.append(
+                t.ResourceContentsVariant(
+                    uri=uri, blob=base64.b64encode(item).decode(), mime_type=mime
+                )
+            )
         else:
-            raise TypeError(f"a resource reader returned {type(item).__name__}; return str, bytes or contents")
+            raise TypeError(
+                f"a resource reader returned {type(item).__name__}; return str, bytes or contents"
+            )
     return t.ReadResourceResult(contents=contents, **_HINT)
 
 
-def _invoke(fn: Any, is_async: bool, kwargs: dict[str, Any], ctx: str | None, call: Call, done: Callable[[Any], Any]) -> Any:
+def _invoke(
+    fn: Any,
+    is_async: bool,
+    kwargs: dict[str, Any],
+    ctx: str | None,
+    call: Call,
+    done: Callable[[Any], Any],
+) -> Any:
     if ctx is not None:
         kwargs[ctx] = Context(call)
     if is_async:
@@ -207,8 +267,14 @@ def get_prompt(core: ServerCore, session: Any, call: Call, params: t.GetPromptRe
     if missing:
         raise McpError(proto.INVALID_PARAMS, f"prompt {prompt.name!r} needs arguments {missing}")
     kwargs = {k: v for k, v in args.items() if k in prompt.accepted}
-    return _invoke(prompt.fn, prompt.is_async, kwargs, prompt.context_param, call,
-                   lambda v: _prompt_result(prompt.definition, v))  # fmt: skip
+    return _invoke(
+        prompt.fn,
+        prompt.is_async,
+        kwargs,
+        prompt.context_param,
+        call,
+        lambda v: _prompt_result(prompt.definition, v),
+    )
 
 
 def _prompt_result(definition: t.Prompt, value: Any) -> Any:
@@ -236,7 +302,10 @@ def complete(core: ServerCore, session: Any, call: Call, params: t.CompleteReque
             raise _not_found(call, "prompt", ref.name)
     else:
         key = ("ref/resource", ref.uri)
-        if not any(tpl.template.template == ref.uri for tpl in registry.templates) and ref.uri not in registry.resources:
+        if (
+            not any(tpl.template.template == ref.uri for tpl in registry.templates)
+            and ref.uri not in registry.resources
+        ):
             raise _not_found(call, "resource template", ref.uri)
     target = registry.completions.get(key) or registry.fallback_completion
     context = {}
@@ -244,7 +313,7 @@ def complete(core: ServerCore, session: Any, call: Call, params: t.CompleteReque
         context = dict(params.context.arguments)
     if target is None:
         return _complete_result([])
-    args = [params.argument.name, params.argument.value, context]
+    args: list[Any] = [params.argument.name, params.argument.value, context]
     if target is registry.fallback_completion:
         args.insert(0, ref)
     value = target.fn(*args)
@@ -284,9 +353,9 @@ def unsubscribe(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
 
 
 # -- subscriptions/listen ------------------------------------------------------------------------
-def listen(core: ServerCore, session: Any, call: Call, params: t.SubscriptionsListenRequestParams) -> Any:
-    from mcpgen._server._session import DEFERRED
-
+def listen(
+    core: ServerCore, session: Any, call: Call, params: t.SubscriptionsListenRequestParams
+) -> Any:
     wanted = params.notifications
     caps = core.capabilities()
     honoured: dict[str, Any] = {}
@@ -296,22 +365,36 @@ def listen(core: ServerCore, session: Any, call: Call, params: t.SubscriptionsLi
         honoured["promptsListChanged"] = True
     if wanted.resources_list_changed is True and "resources" in caps:
         honoured["resourcesListChanged"] = True
-    uris = () if wanted.resource_subscriptions is UNSET or "resources" not in caps else tuple(wanted.resource_subscriptions)
+    uris = (
+        ()
+        if wanted.resource_subscriptions is UNSET or "resources" not in caps
+        else tuple(wanted.resource_subscriptions)
+    )
     if uris:
         honoured["resourceSubscriptions"] = list(uris)
-    listener = Listener(call.request_id, call.channel, bool(honoured.get("toolsListChanged")),
-                        bool(honoured.get("promptsListChanged")), bool(honoured.get("resourcesListChanged")), uris, {})  # fmt: skip
+    listener = Listener(
+        call.request_id,
+        call.channel,
+        bool(honoured.get("toolsListChanged")),
+        bool(honoured.get("promptsListChanged")),
+        bool(honoured.get("resourcesListChanged")),
+        uris,
+        {},
+    )
     ack = {
         "jsonrpc": "2.0",
         "method": "notifications/subscriptions/acknowledged",
-        "params": {"notifications": honoured, "_meta": {proto.META_SUBSCRIPTION_ID: call.request_id}},
+        "params": {
+            "notifications": honoured,
+            "_meta": {proto.META_SUBSCRIPTION_ID: call.request_id},
+        },
     }
     call.channel.notify(msgspec.json.encode(ack))  # nothing may precede the ack on this stream
     session.register_listen(listener)
     return DEFERRED
 
 
-# -- headers, initialize ----------------------------------------------------------------------------
+# -- headers, initialize ------------------------------------------------------------------
 def check_headers(core: ServerCore, method: str, params: Any, headers: dict[str, str]) -> None:
     """`Mcp-Name` and `Mcp-Param-*` must equal the body (2026-07-28 transports page)."""
     field = proto.NAME_PARAM.get(method)
@@ -333,7 +416,9 @@ def check_headers(core: ServerCore, method: str, params: Any, headers: dict[str,
             if value is None and sent is None:
                 continue
             if value is None or sent is None:
-                raise proto.header_mismatch(f"Mcp-Param-{header} and arguments.{prop} must be sent together")
+                raise proto.header_mismatch(
+                    f"Mcp-Param-{header} and arguments.{prop} must be sent together"
+                )
             if not proto.same_header_value(proto.decode_header_value(sent), value):
                 raise proto.header_mismatch(f"Mcp-Param-{header} does not match arguments.{prop}")
 
@@ -374,10 +459,20 @@ METHODS: dict[str, MethodSpec] = {
         MethodSpec("tools/list", list_tools, _decoder("tools/list")),
         MethodSpec("tools/call", call_tool, _decoder("tools/call"), mrtr=True, digest=_digest_tool),
         MethodSpec("prompts/list", list_prompts, _decoder("prompts/list")),
-        MethodSpec("prompts/get", get_prompt, _decoder("prompts/get"), mrtr=True, digest=_digest_prompt),
+        MethodSpec(
+            "prompts/get", get_prompt, _decoder("prompts/get"), mrtr=True, digest=_digest_prompt
+        ),
         MethodSpec("resources/list", list_resources, _decoder("resources/list")),
-        MethodSpec("resources/templates/list", list_templates, _decoder("resources/templates/list")),
-        MethodSpec("resources/read", read_resource, _decoder("resources/read"), mrtr=True, digest=_digest_read),
+        MethodSpec(
+            "resources/templates/list", list_templates, _decoder("resources/templates/list")
+        ),
+        MethodSpec(
+            "resources/read",
+            read_resource,
+            _decoder("resources/read"),
+            mrtr=True,
+            digest=_digest_read,
+        ),
         MethodSpec("completion/complete", complete, _decoder("completion/complete")),
         MethodSpec("subscriptions/listen", listen, _decoder("subscriptions/listen")),
         MethodSpec("logging/setLevel", set_level, None),
@@ -385,4 +480,3 @@ METHODS: dict[str, MethodSpec] = {
         MethodSpec("resources/unsubscribe", unsubscribe, None),
     )
 }
-

@@ -24,13 +24,21 @@ if TYPE_CHECKING:
     from mcpgen._server._core import ServerCore
     from mcpgen._server._methods import MethodSpec
 
-__all__ = ["input_request_method", "input_required", "input_response", "legacy_input_request", "open_retry"]
+__all__ = [
+    "input_request_method",
+    "input_required",
+    "input_response",
+    "legacy_input_request",
+    "open_retry",
+]
 
 
 def input_request_method(request: Any) -> str:
     tag = type(request).__struct_config__.tag
     if not isinstance(tag, str) or tag not in t.METHODS or t.METHODS[tag].direction != "input":
-        raise TypeError(f"not an input request: {request!r} (use elicit_form, elicit_url, sample, list_roots)")
+        raise TypeError(
+            f"not an input request: {request!r} (use elicit_form, elicit_url, sample, list_roots)"
+        )
     return tag
 
 
@@ -42,7 +50,9 @@ def input_response(method: str, raw: Any) -> Any:
     return msgspec.convert(raw, result_type)
 
 
-def _required(caps: dict[str, Any], request: Any, method: str, modern: bool) -> dict[str, Any] | None:
+def _required(
+    caps: dict[str, Any], request: Any, method: str, modern: bool
+) -> dict[str, Any] | None:
     """The capability a request needs and the client lacks, or None."""
     if method == "elicitation/create":
         elicitation = caps.get("elicitation")
@@ -66,20 +76,29 @@ def _required(caps: dict[str, Any], request: Any, method: str, modern: bool) -> 
     return None
 
 
-def input_required(core: ServerCore, spec: MethodSpec, call: Call, params: Any, out: InputRequired) -> t.InputRequiredResult:
+def input_required(
+    core: ServerCore, spec: MethodSpec, call: Call, params: Any, out: InputRequired
+) -> t.InputRequiredResult:
     kinds = {}
     for key, request in out.requests.items():
         method = input_request_method(request)
         missing = _required(call.caps, request, method, modern=True)
         if missing is not None:
-            raise proto.missing_capability(missing, f"{call.method} needs the client capability {missing}")
+            raise proto.missing_capability(
+                missing, f"{call.method} needs the client capability {missing}"
+            )
         kinds[key] = method
     assert spec.digest is not None
     token = core.sealer.seal(
-        {"s": out.state, "k": kinds}, method=call.method, digest=spec.digest(params), principal=call.principal
+        {"s": out.state, "k": kinds},
+        method=call.method,
+        digest=spec.digest(params),
+        principal=call.principal,
     )
     return t.InputRequiredResult(
-        input_requests=out.requests or msgspec.UNSET, request_state=token, result_type="input_required"
+        input_requests=out.requests or msgspec.UNSET,
+        request_state=token,
+        result_type="input_required",
     )
 
 
@@ -93,7 +112,9 @@ def open_retry(core: ServerCore, spec: MethodSpec, call: Call, params: Any) -> N
     kinds: dict[str, str] = {}
     if token is not msgspec.UNSET:
         assert spec.digest is not None
-        body = core.sealer.open(token, method=call.method, digest=spec.digest(params), principal=call.principal)
+        body = core.sealer.open(
+            token, method=call.method, digest=spec.digest(params), principal=call.principal
+        )
         if not isinstance(body, dict) or not isinstance(body.get("k"), dict):
             raise McpError(proto.INVALID_PARAMS, "requestState is malformed")
         call.state = body.get("s")
@@ -108,7 +129,10 @@ def open_retry(core: ServerCore, spec: MethodSpec, call: Call, params: Any) -> N
         try:
             call.input_responses[key] = input_response(method, raw)
         except msgspec.ValidationError as exc:
-            raise McpError(proto.INVALID_PARAMS, f"inputResponses[{key!r}] is not a valid {method} result: {exc}") from None
+            raise McpError(
+                proto.INVALID_PARAMS,
+                f"inputResponses[{key!r}] is not a valid {method} result: {exc}",
+            ) from None
 
 
 def _shape_method(raw: Any) -> str | None:
@@ -128,13 +152,18 @@ def legacy_input_request(version: str, caps: dict[str, Any], request: Any) -> di
     method = input_request_method(request)
     info = proto.legacy_methods(version).get(method)
     missing = _required(caps, request, method, modern=False)
-    if info is None or (method == "elicitation/create" and request.params.mode == "url" and version < "2025-11-25"):
+    if info is None or (
+        method == "elicitation/create" and request.params.mode == "url" and version < "2025-11-25"
+    ):
         missing = missing or {method.split("/")[0]: {}}
     if missing is not None or info is None:
         raise McpError(
             proto.INVALID_PARAMS,
-            f"this request needs the client capability {missing}, which the {version} session did not declare",
+            f"this request needs the client capability {missing}, "
+            f"which the {version} session did not declare",
         )
+    if request.params is msgspec.UNSET:
+        return {"method": method}
     params = msgspec.to_builtins(request.params)
     if method == "elicitation/create" and params.get("mode") == "url":
         params["elicitationId"] = uuid.uuid4().hex

@@ -27,7 +27,7 @@ from mcpgen import _jsonrpc as rpc
 from mcpgen import _protocol as proto
 from mcpgen._errors import McpError
 from mcpgen._server._bus import RESOURCE, ChangeEvent, uri_covers
-from mcpgen._server._call import Call, Channel
+from mcpgen._server._call import DEFERRED, Call, Channel
 from mcpgen._server._context import InputRequired
 from mcpgen._server._core import ServerCore
 from mcpgen._server._methods import METHODS, MethodSpec, check_headers, initialize_result
@@ -38,17 +38,10 @@ from mcpgen._server._mrtr import (
     legacy_input_request,
     open_retry,
 )
-from mcpgen_types import latest as t
 
 __all__ = ["DEFERRED", "Pending", "Session"]
 
 
-class _Deferred:
-    def __repr__(self) -> str:
-        return "DEFERRED"
-
-
-DEFERRED: Final[Any] = _Deferred()
 MAX_ROUNDS: Final = 16
 _encode = msgspec.json.Encoder().encode
 _batch = msgspec.json.Decoder(list[msgspec.Raw])
@@ -118,7 +111,9 @@ class Session:
         except msgspec.ValidationError:
             if rpc.is_batch(line):
                 return self._batch(line, channel)
-            return rpc.error_frame(UNSET, rpc.INVALID_REQUEST, "a JSON-RPC message is an object", status=400)
+            return rpc.error_frame(
+                UNSET, rpc.INVALID_REQUEST, "a JSON-RPC message is an object", status=400
+            )
         except msgspec.DecodeError as exc:
             return rpc.error_frame(UNSET, rpc.PARSE_ERROR, f"parse error: {exc}", status=400)
         kind = rpc.classify(frame)
@@ -130,7 +125,11 @@ class Session:
         if kind in (rpc.RESPONSE, rpc.ERROR):
             self._response(frame, kind, channel)
             return None
-        return rpc.error_frame(rpc.readable_id(frame), rpc.INVALID_REQUEST, _invalid_reason(frame), status=400)
+        if frame.id is UNSET and frame.method is not UNSET:
+            return None  # a malformed notification: nobody waits for an answer
+        return rpc.error_frame(
+            rpc.readable_id(frame), rpc.INVALID_REQUEST, _invalid_reason(frame), status=400
+        )
 
     def close(self) -> None:
         """The connection ended: cancel work, drop listeners and legacy state."""
@@ -168,29 +167,49 @@ class Session:
         if self.legacy is not None or method == "ping":
             return self._legacy(frame, spec, raw, channel)
         return rpc.error_frame(
-            frame.id, proto.INVALID_PARAMS,
-            f"params._meta[{proto.META_VERSION!r}] is required (or initialize a legacy session first)",
+            frame.id,
+            proto.INVALID_PARAMS,
+            f"params._meta[{proto.META_VERSION!r}] is required "
+            "(or initialize a legacy session first)",
             status=proto.STATUS_BAD_REQUEST,
-        )  # fmt: skip
+        )
 
     def _modern(
-        self, frame: rpc.Frame, spec: MethodSpec | None, params: Any, meta: dict[str, Any], channel: Channel
+        self,
+        frame: rpc.Frame,
+        spec: MethodSpec | None,
+        params: Any,
+        meta: dict[str, Any],
+        channel: Channel,
     ) -> Any:
         method, rid = frame.method, frame.id
         try:
             version, caps, level = proto.validate_meta(meta, channel.headers, method)
             if spec is None or spec.modern is None or not self.core.has_feature(method):
-                return rpc.error_frame(rid, proto.METHOD_NOT_FOUND, f"method not found: {method}", status=404)
+                return rpc.error_frame(
+                    rid, proto.METHOD_NOT_FOUND, f"method not found: {method}", status=404
+                )
             if params is None:
-                params = spec.modern.decode(frame.params)  # raises the precise validation error
+                # Decoding again raises the precise validation error for the reply.
+                params = spec.modern.decode(frame.params if frame.params is not UNSET else b"{}")
             if channel.headers is not None:
                 check_headers(self.core, method, params, channel.headers)
         except proto.MetaError as exc:
-            return rpc.error_frame(rid, exc.code, exc.message, _data(exc), status=proto.STATUS_BAD_REQUEST)
+            return rpc.error_frame(
+                rid, exc.code, exc.message, _data(exc), status=proto.STATUS_BAD_REQUEST
+            )
         except msgspec.ValidationError as exc:
             return rpc.error_frame(rid, proto.INVALID_PARAMS, f"invalid params: {exc}")
-        call = Call(rid, method, "modern", version, meta, caps, channel,
-                    None if level is None else proto.LOG_LEVELS[level])  # fmt: skip
+        call = Call(
+            rid,
+            method,
+            "modern",
+            version,
+            meta,
+            caps,
+            channel,
+            None if level is None else proto.LOG_LEVELS[level],
+        )
         return self._dispatch(spec, call, params)
 
     def _legacy(self, frame: rpc.Frame, spec: MethodSpec | None, raw: Any, channel: Channel) -> Any:
@@ -220,10 +239,14 @@ class Session:
             params = proto.legacy_module(proto.LEGACY[-1]).InitializeRequestParams
             init = msgspec.json.decode(raw if raw is not UNSET else b"null", type=params)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            return rpc.error_frame(frame.id, proto.INVALID_PARAMS, f"invalid initialize params: {exc}")
+            return rpc.error_frame(
+                frame.id, proto.INVALID_PARAMS, f"invalid initialize params: {exc}"
+            )
         requested = init.protocol_version
         version = requested if requested in proto.LEGACY else proto.LEGACY[-1]
-        self.legacy = _Legacy(version, msgspec.to_builtins(init.capabilities), msgspec.to_builtins(init.client_info))
+        self.legacy = _Legacy(
+            version, msgspec.to_builtins(init.capabilities), msgspec.to_builtins(init.client_info)
+        )
         self.core.legacy_sessions.add(self)
         result = initialize_result(self.core, version)
         return rpc.result_frame(frame.id, result)
@@ -267,7 +290,9 @@ class Session:
             if isinstance(out, InputRequired):
                 if call.era == "legacy":
                     return self._bridge_start(spec, call, params, out)
-                payload = self.core.stamp(call.method, input_required(self.core, spec, call, params, out))
+                payload = self.core.stamp(
+                    call.method, input_required(self.core, spec, call, params, out)
+                )
             else:
                 result = out
                 if type(result) is msgspec.Raw:
@@ -281,7 +306,11 @@ class Session:
             return self._internal(call, exc)
 
     def _internal(self, call: Call, exc: Exception) -> bytes:
-        message = "internal error" if self.core.mask_errors else f"internal error: {type(exc).__name__}: {exc}"
+        message = (
+            "internal error"
+            if self.core.mask_errors
+            else f"internal error: {type(exc).__name__}: {exc}"
+        )
         return rpc.error_frame(call.request_id, -32603, message)
 
     # -- legacy: input requests become real server-to-client requests ------------------------
@@ -328,7 +357,11 @@ class Session:
         try:
             call.input_responses[key] = input_response(method, frame.result)
         except msgspec.ValidationError as exc:
-            call.channel.reply(rpc.error_frame(call.request_id, proto.INVALID_PARAMS, f"bad {method} result: {exc}"))
+            call.channel.reply(
+                rpc.error_frame(
+                    call.request_id, proto.INVALID_PARAMS, f"bad {method} result: {exc}"
+                )
+            )
             return
         if bridge.waiting:
             return
@@ -378,7 +411,11 @@ class Session:
         method = frame.method
         if method == "notifications/cancelled":
             try:
-                params = msgspec.json.decode(frame.params, type=dict[str, Any]) if frame.params is not UNSET else {}
+                params = (
+                    msgspec.json.decode(frame.params, type=dict[str, Any])
+                    if frame.params is not UNSET
+                    else {}
+                )
             except (msgspec.ValidationError, msgspec.DecodeError):
                 return
             self.cancel(params.get("requestId"))
@@ -403,7 +440,12 @@ class Session:
     # -- batches (2025-03-26 only) --------------------------------------------------------
     def _batch(self, line: bytes, channel: Channel) -> Any:
         if self.legacy is None or self.legacy.version != "2025-03-26":
-            return rpc.error_frame(UNSET, rpc.INVALID_REQUEST, "JSON-RPC batches are only accepted in a 2025-03-26 session", status=400)
+            return rpc.error_frame(
+                UNSET,
+                rpc.INVALID_REQUEST,
+                "JSON-RPC batches are only accepted in a 2025-03-26 session",
+                status=400,
+            )
         try:
             items = _batch.decode(line)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
@@ -413,7 +455,11 @@ class Session:
         outcomes = []
         for item in items:
             raw = bytes(item)
-            outcomes.append(rpc.error_frame(UNSET, rpc.INVALID_REQUEST, "nested batch") if rpc.is_batch(raw) else self.receive(raw, channel))
+            outcomes.append(
+                rpc.error_frame(UNSET, rpc.INVALID_REQUEST, "nested batch")
+                if rpc.is_batch(raw)
+                else self.receive(raw, channel)
+            )
         if any(isinstance(o, Pending) for o in outcomes):
             return Pending(None, _gather(outcomes))
         return _join(outcomes)
@@ -423,7 +469,9 @@ class Session:
         legacy, channel = self.legacy, self.channel
         if legacy is None or not legacy.initialized or channel is None:
             return
-        if event.kind == RESOURCE and not any(uri_covers(u, event.uri or "") for u in legacy.subscriptions):
+        if event.kind == RESOURCE and not any(
+            uri_covers(u, event.uri or "") for u in legacy.subscriptions
+        ):
             return
         channel.notify(_encode(frame))
 
@@ -470,4 +518,3 @@ def _invalid_reason(frame: rpc.Frame) -> str:
     if frame.id is not UNSET:
         return "invalid request: id must be a string or an integer"
     return "invalid request"
-

@@ -119,9 +119,7 @@ class Sealer:
             offset = int(offset_text)
         except (ValueError, binascii.Error, UnicodeDecodeError):
             raise _invalid("invalid cursor") from None
-        valid = any(
-            hmac.compare_digest(tag, self._tag(kid, body)[:12]) for kid in self._keys
-        )
+        valid = any(hmac.compare_digest(tag, self._tag(kid, body)[:12]) for kid in self._keys)
         if not valid or found_scope != scope or offset < 0:
             raise _invalid("invalid cursor")
         return offset

@@ -48,7 +48,9 @@ class UriTemplate:
             operator = body[:1] if body[:1] in _OPERATORS and body[:1] != "" else ""
             names = tuple(n.rstrip("*").split(":")[0] for n in body[len(operator) :].split(","))
             if not names or not all(_VARNAME.match(n) for n in names):
-                raise ConfigurationError(f"invalid expression {{{body}}} in URI template {template!r}")
+                raise ConfigurationError(
+                    f"invalid expression {{{body}}} in URI template {template!r}"
+                )
             self.expressions.append(_Expression(operator, names))
             pattern += _OPERATORS[operator][0]
             pos = m.end()
@@ -76,12 +78,12 @@ class UriTemplate:
 def _extract(expression: _Expression, captured: str, out: dict[str, str]) -> bool:
     op, names = expression.operator, expression.names
     if op in ("?", "&", ";"):
-        parts = [p for p in re.split(r"[&;]", captured) if p]
-        for part in parts:
+        for part in re.split(r"[&;]", captured):
             key, _, value = part.partition("=")
             if key in names:
                 out[key] = unquote(value)
-        return all(n in out for n in names if op != "?" and op != "&") or op in ("?", "&")
+        # Query variables may be left out of an expansion; path parameters may not.
+        return op in ("?", "&") or all(n in out for n in names)
     if op in (".", "/"):
         pieces = captured.split(op)[1:] if captured else []
     else:
