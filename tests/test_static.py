@@ -32,12 +32,14 @@ def tool(name: str) -> str:
 
 
 def test_ruff_lint() -> None:
-    proc = run(tool("ruff"), "check", "--output-format=concise", *ROOTS, "tests", "bench")
+    proc = run(
+        tool("ruff"), "check", "--output-format=concise", *ROOTS, "tests", "bench", "examples"
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_ruff_format() -> None:
-    proc = run(tool("ruff"), "format", "--check", *ROOTS, "tests", "bench")
+    proc = run(tool("ruff"), "format", "--check", *ROOTS, "tests", "bench", "examples")
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

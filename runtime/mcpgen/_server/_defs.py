@@ -410,9 +410,14 @@ def build_prompt(
     icons: list[t.Icon] | None = None,
     meta: dict[str, Any] | None = None,
 ) -> PromptDef:
-    params, _, ctx = _signature(fn, context_type)
+    params, hints, ctx = _signature(fn, context_type)
     arguments = [
-        t.PromptArgument(name=p.name, required=p.default is inspect.Parameter.empty) for p in params
+        t.PromptArgument(
+            name=p.name,
+            required=p.default is inspect.Parameter.empty,
+            description=_opt(_description(hints.get(p.name))),
+        )
+        for p in params
     ]
     definition = t.Prompt(
         name=name or fn.__name__,
@@ -432,6 +437,15 @@ def build_prompt(
         required,
         frozenset(p.name for p in params),
     )
+
+
+def _description(annotation: Any) -> str | None:
+    """`Annotated[str, msgspec.Meta(description=...)]` documents a prompt argument."""
+    if get_origin(annotation) is Annotated:
+        for extra in get_args(annotation)[1:]:
+            if isinstance(extra, msgspec.Meta) and extra.description:
+                return extra.description
+    return None
 
 
 def build_completion(fn: Callable[..., Any]) -> CompletionDef:
