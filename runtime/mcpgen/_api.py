@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import logging
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, overload
 
@@ -20,9 +23,20 @@ from mcpgen._server._defs import (
     build_tool,
 )
 from mcpgen._server._state import Sealer
+from mcpgen.transports import HttpOptions, McpAsgiApp, serve_stdio, uvicorn_server
 from mcpgen_types import latest as t
 
 __all__ = ["Server"]
+
+
+def _event_loop_runner() -> Callable[[Any], Any]:
+    """asyncio.run, on uvloop when it is installed (faster pipes and sockets)."""
+    try:
+        import uvloop  # noqa: PLC0415 (optional: the http extra)
+    except ImportError:
+        return asyncio.run
+    return uvloop.run
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -235,3 +249,31 @@ class Server:
         """Graceful shutdown of the core: every open listen stream gets its final result."""
         if self._core is not None:
             self._core.close_listeners()
+
+    # -- serving ---------------------------------------------------------------------------------
+    def asgi_app(self, **options: Any) -> McpAsgiApp:
+        """The Streamable HTTP endpoint as an ASGI 3 app (mount it in any ASGI server or
+        framework). Options: see `mcpgen.transports.HttpOptions` (path, max_body,
+        keepalive_seconds, dns_rebinding_protection, allowed_hosts, allowed_origins ...)."""
+        store = options.pop("store", None)
+        return McpAsgiApp(self, HttpOptions(**options), store)
+
+    def run(
+        self,
+        transport: str = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        log_level: str = "warning",
+        **options: Any,
+    ) -> None:
+        """Serve until stopped: `stdio` (until EOF on stdin) or `http` (uvicorn, one worker)."""
+        if transport == "stdio":
+            if not logging.getLogger().handlers:
+                logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+            _event_loop_runner()(serve_stdio(self))
+            return
+        if transport != "http":
+            raise ConfigurationError(f"unknown transport {transport!r}: use 'stdio' or 'http'")
+        server = uvicorn_server(self.asgi_app(**options), host, port, log_level=log_level)
+        server.run()

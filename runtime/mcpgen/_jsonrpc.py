@@ -58,7 +58,7 @@ class _ErrorBody(msgspec.Struct, omit_defaults=True, gc=False):
     data: Any = UNSET
 
 
-class _ErrorOut(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
+class _ErrorOut(msgspec.Struct, kw_only=True, gc=False):
     jsonrpc: str = "2.0"
     id: Any = UNSET
     error: _ErrorBody

@@ -64,6 +64,11 @@ def build_server(**options: Any) -> Server:
         roots, summary, login = ctx.input("roots"), ctx.input("summary"), ctx.input("login")
         return f"{len(roots.roots)} roots; model said {summary.content.text}; login {login.action}"
 
+    @server.tool
+    def trigger_change() -> str:
+        server.notify_tools_changed()
+        return "changed"
+
     @server.resource("mem://readme", mime_type="text/plain", description="A readme")
     def readme() -> str:
         return "read me"

@@ -81,7 +81,7 @@ def test_cancellation_by_integer_and_string_ids(client: Client) -> None:
         pending = client.send(request(rid, "tools/call", {"name": "wait"}))
         assert isinstance(pending, Pending)
         task = asyncio.get_running_loop().create_task(pending.coro)
-        pending.bind(task.cancel)
+        pending.bind(task)
         await asyncio.sleep(0)
         assert client.send(cancel_line(rid)) is None
         assert await task is None  # cancelled: no reply at all
@@ -127,7 +127,7 @@ def test_close_cancels_in_flight_work(client: Client) -> None:
     async def run() -> Any:
         pending = client.send(request(1, "tools/call", {"name": "wait"}))
         task = asyncio.get_running_loop().create_task(pending.coro)
-        pending.bind(task.cancel)
+        pending.bind(task)
         await asyncio.sleep(0)
         client.session.close()
         return await task

@@ -6,7 +6,7 @@
   DEFERRED  the request stays open; its reply comes later through `channel.reply`
             (a listen stream, or a legacy request waiting for client answers);
   Pending   async work: the transport runs `pending.coro` as a task, calls
-            `pending.bind(task.cancel)`, and treats the coroutine's value like the
+            `pending.bind(task)`, and treats the coroutine's value like the
             three outcomes above.
 Notifications tied to a request go through `channel.notify` before its reply. Work
 started by a response frame (a legacy answer completing a request) is handed to
@@ -55,15 +55,29 @@ _probe = msgspec.json.Decoder(_MetaProbe)
 
 
 class Pending:
-    __slots__ = ("call", "coro")
+    """Async work for the transport to run: `task = create_task(p.coro); p.bind(task)`."""
 
-    def __init__(self, call: Call | None, coro: Coroutine[Any, Any, Any]) -> None:
+    __slots__ = ("call", "coro", "inner")
+
+    def __init__(
+        self, call: Call | None, coro: Coroutine[Any, Any, Any], inner: Any = None
+    ) -> None:
         self.call = call
         self.coro = coro
+        self.inner = inner  # the handler's own coroutine, awaited by `coro`
 
-    def bind(self, cancel: Any) -> None:
+    def bind(self, task: Any) -> None:
+        """Cancelling the call cancels `task`; a task cancelled before it ever ran
+        closes the coroutines it never awaited (no "never awaited" noise)."""
         if self.call is not None:
-            self.call.cancel_hook = cancel
+            self.call.cancel_hook = task.cancel
+        task.add_done_callback(self._closed)
+
+    def _closed(self, task: Any) -> None:
+        if task.cancelled():
+            self.coro.close()
+            if self.inner is not None:
+                self.inner.close()
 
 
 class _Legacy:
@@ -263,7 +277,7 @@ class Session:
             return self._internal(call, exc)
         if type(out) is CoroutineType:
             self.inflight[call.request_id] = call
-            return Pending(call, self._await(spec, call, params, out))
+            return Pending(call, self._await(spec, call, params, out), out)
         return self._complete(spec, call, params, out)
 
     async def _await(self, spec: MethodSpec, call: Call, params: Any, coro: Any) -> Any:
@@ -377,7 +391,7 @@ class Session:
         except Exception as exc:
             return self._internal(bridge.call, exc)
         if type(out) is CoroutineType:
-            return Pending(bridge.call, self._await_bridge(bridge, out))
+            return Pending(bridge.call, self._await_bridge(bridge, out), out)
         return self._after_rerun(bridge, out)
 
     async def _await_bridge(self, bridge: _Bridge, coro: Any) -> Any:

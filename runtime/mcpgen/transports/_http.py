@@ -1,0 +1,593 @@
+"""Streamable HTTP as a plain ASGI 3 application: both eras on one endpoint.
+
+Modern (2026-07-28): every POST is one stateless request served by a fresh core
+session; the reply is JSON unless the request emits notifications first, then SSE
+(events, then the reply). Closing the response cancels the request. Legacy:
+`initialize` mints an `Mcp-Session-Id`; later POSTs, a standalone GET stream and
+DELETE refer to it. Security: Host/Origin checks against DNS rebinding (on by default
+when the server listens on a loopback address) and a request body cap.
+
+Statuses come from the core: each error frame carries the status the protocol layer
+chose; this module adds only HTTP-level ones (403, 404 for unknown sessions, 405,
+406, 413, 415, 202).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from mcpgen import _jsonrpc as rpc
+from mcpgen._errors import ConfigurationError
+from mcpgen._server import DEFERRED, Channel, Pending
+from mcpgen.transports._sessions import HttpSession, InMemorySessionStore, SessionStore
+
+__all__ = ["HttpOptions", "InMemorySessionStore", "McpAsgiApp", "SessionStore", "uvicorn_server"]
+
+log = logging.getLogger("mcpgen.http")
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+_JSON = [(b"content-type", b"application/json")]
+_SSE = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    path: str = "/mcp"
+    max_body: int = 4 * 1024 * 1024
+    keepalive_seconds: float = 15.0
+    # None: protect when the listening socket is a loopback address.
+    dns_rebinding_protection: bool | None = None
+    allowed_hosts: Sequence[str] | None = None  # host names (any port), when protecting
+    allowed_origins: Sequence[str] | None = None  # full origins, e.g. "https://app.example"
+    sse_retry_ms: int = 3000
+    shutdown_grace_seconds: float = 5.0
+    session_idle_seconds: float = 1800.0
+    max_sessions: int = 10_000
+
+
+def _status_of(frame: bytes) -> int:
+    return frame.status if isinstance(frame, rpc.ErrorFrame) else 200
+
+
+def _error(code: int, message: str, status: int) -> rpc.ErrorFrame:
+    return rpc.error_frame(None, code, message, status=status)
+
+
+class _Stream(Channel):
+    """The channel of one POST (or GET) response: buffers frames until the response is
+    streaming, then hands them to the writer."""
+
+    def __init__(
+        self, app: McpAsgiApp, headers: dict[str, str] | None, principal: str | None
+    ) -> None:
+        self.app = app
+        self.headers = headers
+        self.principal = principal
+        self.events: list[bytes] = []
+        self.final: bytes | None = None
+        self.closed = False
+        self._wakeup: asyncio.Event | None = None
+
+    @property
+    def wakeup(self) -> asyncio.Event:
+        if self._wakeup is None:
+            self._wakeup = asyncio.Event()
+            if self.events or self.final is not None:
+                self._wakeup.set()
+        return self._wakeup
+
+    def notify(self, frame: bytes) -> None:
+        if not self.closed:
+            self.events.append(frame)
+            if self._wakeup is not None:
+                self._wakeup.set()
+
+    def reply(self, frame: bytes) -> None:
+        if not self.closed:
+            self.final = frame
+            if self._wakeup is not None:
+                self._wakeup.set()
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        self.app.spawn(coro)
+
+
+class _SessionChannel(Channel):
+    """Server-initiated frames of a legacy session: to its newest GET stream, or kept
+    (bounded) until one opens."""
+
+    def __init__(self, app: McpAsgiApp) -> None:
+        self.app = app
+        self.session: HttpSession | None = None
+        self.backlog: list[bytes] = []
+
+    def notify(self, frame: bytes) -> None:
+        streams = self.session.streams if self.session is not None else []
+        if streams:
+            streams[-1].notify(frame)
+        elif len(self.backlog) < 1000:
+            self.backlog.append(frame)
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        self.app.spawn(coro)
+
+
+class McpAsgiApp:
+    """`server.asgi_app()`: mount it anywhere that speaks ASGI 3."""
+
+    def __init__(
+        self, server: Any, options: HttpOptions | None = None, store: SessionStore | None = None
+    ) -> None:
+        self.server = server
+        self.options = options or HttpOptions()
+        self.store: SessionStore = store or InMemorySessionStore(
+            idle_timeout=self.options.session_idle_seconds, max_sessions=self.options.max_sessions
+        )
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.streams: set[_Stream] = set()
+        self.stopping = False
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+
+    # -- lifespan ------------------------------------------------------------------------------
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                _ = self.server.core  # freeze the registry before the first request
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.shutdown()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def shutdown(self) -> None:
+        """Final results to every listen stream, then let open responses end."""
+        if self.stopping:
+            return
+        self.stopping = True
+        self.server.close()
+        pending = [s for s in self.streams if not s.closed]
+        if pending:
+            deadline = asyncio.get_running_loop().time() + self.options.shutdown_grace_seconds
+            while (
+                any(not s.closed for s in pending) and asyncio.get_running_loop().time() < deadline
+            ):
+                await asyncio.sleep(0.01)
+        for task in list(self.tasks):
+            task.cancel()
+
+    # -- requests --------------------------------------------------------------------------------
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["path"].rstrip("/") != self.options.path.rstrip("/"):
+            await _plain(send, 404, b"not found")
+            return
+        headers: dict[str, str] = {}
+        for raw_name, raw_value in scope["headers"]:
+            headers[raw_name.decode("latin-1")] = raw_value.decode("latin-1")
+        denied = self._deny(scope, headers)
+        if denied is not None:
+            await _json(send, denied, 403)
+            return
+        method = scope["method"]
+        if method == "POST":
+            await self._post(scope, receive, send, headers)
+        elif method == "GET":
+            await self._get(receive, send, headers)
+        elif method == "DELETE":
+            await self._delete(send, headers)
+        else:
+            await _json(
+                send,
+                _error(rpc.INVALID_REQUEST, f"method {method} not allowed", 405),
+                405,
+                [(b"allow", b"GET, POST, DELETE")],
+            )
+
+    def _deny(self, scope: Scope, headers: dict[str, str]) -> bytes | None:
+        o = self.options
+        protect = o.dns_rebinding_protection
+        if protect is None:
+            protect = _is_loopback((scope.get("server") or ("", 0))[0])
+        host = headers.get("host", "")
+        host_name = _hostname(host)
+        if protect:
+            allowed = set(o.allowed_hosts) if o.allowed_hosts is not None else LOOPBACK_NAMES
+            if host_name not in allowed:
+                return _error(rpc.INVALID_REQUEST, f"Host {host!r} is not allowed", 403)
+        origin = headers.get("origin")
+        if origin is not None and origin != "null":
+            if o.allowed_origins is not None:
+                ok = origin in o.allowed_origins
+            elif protect:
+                ok = _hostname(urlsplit(origin).netloc) in LOOPBACK_NAMES
+            else:
+                ok = urlsplit(origin).netloc == host  # same origin only
+            if not ok:
+                return _error(rpc.INVALID_REQUEST, f"Origin {origin!r} is not allowed", 403)
+        return None
+
+    async def _post(
+        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]
+    ) -> None:
+        ctype = headers.get("content-type", "")
+        if ctype.split(";")[0].strip().lower() != "application/json":
+            await _json(
+                send, _error(rpc.INVALID_REQUEST, "Content-Type must be application/json", 415), 415
+            )
+            return
+        accept = headers.get("accept", "*/*").lower()
+        json_ok = "application/json" in accept or "*/*" in accept or "application/*" in accept
+        sse_ok = "text/event-stream" in accept or "*/*" in accept or "text/*" in accept
+        if not (json_ok or sse_ok):
+            await _json(
+                send,
+                _error(
+                    rpc.INVALID_REQUEST,
+                    "Accept must allow application/json or text/event-stream",
+                    406,
+                ),
+                406,
+            )
+            return
+        body = await _read_body(receive, self.options.max_body)
+        if body is None:
+            await _json(
+                send,
+                _error(
+                    rpc.INVALID_REQUEST, f"request body over {self.options.max_body} bytes", 413
+                ),
+                413,
+            )
+            return
+        session_id = headers.get("mcp-session-id")
+        http_session: HttpSession | None = None
+        if session_id is not None:
+            http_session = self.store.get(session_id)
+            if http_session is None:
+                await _json(
+                    send,
+                    _error(
+                        rpc.INVALID_REQUEST, "unknown or expired session; initialize again", 404
+                    ),
+                    404,
+                )
+                return
+            session = http_session.core
+        else:
+            session = self.server.session(_SessionChannel(self))
+        mcp_headers = {k: v for k, v in headers.items() if k.startswith("mcp-")}
+        # An authentication middleware names the caller in the scope; it binds requestState.
+        channel = _Stream(self, mcp_headers, scope.get("mcpgen.principal"))
+        outcome = session.receive(body, channel)
+        extra: list[tuple[bytes, bytes]] = []
+        if http_session is None and session.legacy is not None:  # an initialize handshake
+            http_session = self.store.add(session)
+            session.channel.session = http_session
+            extra.append((b"mcp-session-id", http_session.id.encode()))
+        legacy_ids = (
+            http_session is not None
+            and session.legacy is not None
+            and session.legacy.version >= "2025-11-25"
+        )
+        if isinstance(outcome, bytes):
+            if channel.events and sse_ok:
+                await self._sse(send, channel, None, extra, legacy_ids, receive, outcome)
+            else:
+                await _json(send, outcome, _status_of(outcome), extra)
+            return
+        if outcome is None:
+            await _plain(send, 202, b"", extra)
+            return
+        task = None
+        if isinstance(outcome, Pending):
+            task = self.spawn(outcome.coro)
+            outcome.bind(task)
+        on_disconnect = (
+            None if http_session is not None else session.close
+        )  # modern: disconnect cancels
+        await self._respond(
+            send, receive, channel, task, extra, legacy_ids, sse_ok, json_ok, on_disconnect
+        )
+
+    async def _respond(
+        self,
+        send: Send,
+        receive: Receive,
+        channel: _Stream,
+        task: asyncio.Task[Any] | None,
+        extra: list[tuple[bytes, bytes]],
+        legacy_ids: bool,
+        sse_ok: bool,
+        json_ok: bool,
+        on_disconnect: Callable[[], None] | None,
+    ) -> None:
+        if task is not None and json_ok:
+            # Answer in JSON if the work ends before it emits anything.
+            waiter = asyncio.ensure_future(channel.wakeup.wait())
+            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+            if task.done() and not channel.events and channel.final is None:
+                result = None if task.cancelled() else task.result()
+                if isinstance(result, bytes):
+                    await _json(send, result, _status_of(result), extra)
+                    return
+                if result is None:
+                    await _plain(send, 202, b"", extra)
+                    return
+        if not sse_ok:
+            final = await self._await_final(channel, task)
+            await _json(send, final, _status_of(final), extra) if final else await _plain(
+                send, 202, b"", extra
+            )
+            return
+        await self._sse(send, channel, task, extra, legacy_ids, receive, None, on_disconnect)
+
+    async def _await_final(self, channel: _Stream, task: asyncio.Task[Any] | None) -> bytes | None:
+        if task is not None:
+            result = await task
+            if isinstance(result, bytes):
+                return result
+        while channel.final is None and not self.stopping:
+            channel.wakeup.clear()
+            await channel.wakeup.wait()
+        return channel.final
+
+    async def _sse(
+        self,
+        send: Send,
+        channel: _Stream,
+        task: asyncio.Task[Any] | None,
+        extra: list[tuple[bytes, bytes]],
+        legacy_ids: bool,
+        receive: Receive,
+        final: bytes | None,
+        on_disconnect: Callable[[], None] | None = None,
+    ) -> None:
+        writer = _SseWriter(send, legacy_ids, self.options.sse_retry_ms)
+        await writer.start(extra)
+        self.streams.add(channel)
+        watcher = asyncio.ensure_future(_disconnected(receive))
+        try:
+            if final is not None:
+                for frame in channel.events:
+                    await writer.event(frame)
+                await writer.event(final)
+                return
+            await self._pump(writer, channel, task, watcher, on_disconnect)
+        except OSError:  # the client went away mid-write
+            if on_disconnect is not None:
+                on_disconnect()
+        finally:
+            channel.closed = True
+            self.streams.discard(channel)
+            watcher.cancel()
+            await writer.end()
+
+    async def _pump(
+        self,
+        writer: _SseWriter,
+        channel: _Stream,
+        task: asyncio.Task[Any] | None,
+        watcher: asyncio.Future[Any],
+        on_disconnect: Callable[[], None] | None,
+    ) -> None:
+        keepalive = self.options.keepalive_seconds
+        while True:
+            while channel.events:
+                await writer.event(channel.events.pop(0))
+            if channel.final is not None:
+                await writer.event(channel.final)
+                return
+            if task is not None and task.done():
+                result = None if task.cancelled() else task.result()
+                task = None
+                if isinstance(result, bytes):
+                    await writer.event(result)
+                    return
+                if result is not DEFERRED:
+                    return  # cancelled or nothing to say
+                continue
+            channel.wakeup.clear()
+            waits: set[asyncio.Future[Any]] = {
+                asyncio.ensure_future(channel.wakeup.wait()),
+                watcher,
+            }
+            if task is not None:
+                waits.add(task)
+            done, _ = await asyncio.wait(
+                waits, timeout=keepalive, return_when=asyncio.FIRST_COMPLETED
+            )
+            for w in waits:
+                if w is not watcher and w is not task:
+                    w.cancel()
+            if watcher in done:
+                if on_disconnect is not None:
+                    on_disconnect()  # modern: the client closing the stream cancels the request
+                return
+            if not done:
+                await writer.comment(b"keep-alive")
+
+    # -- legacy GET and DELETE ---------------------------------------------------------------
+    async def _get(self, receive: Receive, send: Send, headers: dict[str, str]) -> None:
+        session_id = headers.get("mcp-session-id")
+        if session_id is None:
+            await _json(
+                send,
+                _error(
+                    rpc.INVALID_REQUEST, "GET needs an Mcp-Session-Id (legacy sessions only)", 405
+                ),
+                405,
+                [(b"allow", b"POST")],
+            )
+            return
+        if "text/event-stream" not in headers.get("accept", "") and "*/*" not in headers.get(
+            "accept", ""
+        ):
+            await _json(
+                send, _error(rpc.INVALID_REQUEST, "GET needs Accept: text/event-stream", 406), 406
+            )
+            return
+        http_session = self.store.get(session_id)
+        if http_session is None:
+            await _json(send, _error(rpc.INVALID_REQUEST, "unknown or expired session", 404), 404)
+            return
+        stream = _Stream(self, None, None)
+        http_session.streams.append(stream)
+        backlog, http_session.core.channel.backlog = http_session.core.channel.backlog, []
+        stream.events.extend(backlog)
+        version = http_session.core.legacy.version if http_session.core.legacy else ""
+        try:
+            await self._sse(send, stream, None, [], version >= "2025-11-25", receive, None)
+        finally:
+            if stream in http_session.streams:
+                http_session.streams.remove(stream)
+
+    async def _delete(self, send: Send, headers: dict[str, str]) -> None:
+        session_id = headers.get("mcp-session-id")
+        if session_id is None:
+            await _json(
+                send,
+                _error(rpc.INVALID_REQUEST, "DELETE needs an Mcp-Session-Id", 405),
+                405,
+                [(b"allow", b"POST")],
+            )
+            return
+        session = self.store.remove(session_id)
+        if session is None:
+            await _json(send, _error(rpc.INVALID_REQUEST, "unknown or expired session", 404), 404)
+            return
+        for stream in session.streams:
+            stream.reply(b"")  # ends the GET streams
+        await _plain(send, 200, b"")
+
+
+def uvicorn_server(
+    app: McpAsgiApp, host: str = "127.0.0.1", port: int = 8000, **config: Any
+) -> Any:
+    """A uvicorn server for `app` whose graceful shutdown first ends every listen stream
+    with its final result (uvicorn waits for open responses before it sends the
+    lifespan shutdown event, which a listen stream would otherwise outlive)."""
+    try:
+        import uvicorn  # noqa: PLC0415 (optional: the http extra)
+    except ImportError:
+        raise ConfigurationError("HTTP serving needs uvicorn: pip install 'mcpgen[http]'") from None
+
+    class _Server(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            await app.shutdown()
+            await super().shutdown(sockets)
+
+    config.setdefault("timeout_graceful_shutdown", app.options.shutdown_grace_seconds)
+    return _Server(uvicorn.Config(app, host=host, port=port, lifespan="on", workers=1, **config))
+
+
+class _SseWriter:
+    def __init__(self, send: Send, with_ids: bool, retry_ms: int) -> None:
+        self.send = send
+        self.with_ids = with_ids  # 2025-11-25 sessions: event ids and a priming event
+        self.retry_ms = retry_ms
+        self.seq = 0
+
+    async def start(self, extra: list[tuple[bytes, bytes]]) -> None:
+        await self.send({"type": "http.response.start", "status": 200, "headers": _SSE + extra})
+        if self.with_ids:
+            await self._chunk(b"id: %d\nretry: %d\ndata: \n\n" % (self._next(), self.retry_ms))
+        else:
+            await self._chunk(b": stream open\n\n")  # flush the headers at once
+
+    def _next(self) -> int:
+        self.seq += 1
+        return self.seq
+
+    async def event(self, frame: bytes) -> None:
+        if not frame:
+            return
+        head = b"id: %d\n" % self._next() if self.with_ids else b""
+        await self._chunk(head + b"event: message\ndata: " + frame + b"\n\n")
+
+    async def comment(self, text: bytes) -> None:
+        await self._chunk(b": " + text + b"\n\n")
+
+    async def _chunk(self, data: bytes) -> None:
+        await self.send({"type": "http.response.body", "body": data, "more_body": True})
+
+    async def end(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _read_body(receive: Receive, cap: int) -> bytes | None:
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b""
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > cap:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _json(
+    send: Send, body: bytes, status: int, extra: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
+    headers = [*_JSON, (b"content-length", str(len(body)).encode()), *extra]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _plain(
+    send: Send, status: int, body: bytes, extra: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
+    headers = [(b"content-length", str(len(body)).encode()), *extra]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _hostname(host: str) -> str:
+    if host.startswith("["):
+        return host[: host.find("]") + 1] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _is_loopback(address: str) -> bool:
+    if address in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(address.strip("[]")).is_loopback
+    except ValueError:
+        return False

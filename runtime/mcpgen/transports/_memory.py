@@ -1,0 +1,75 @@
+"""An in-process connection to a server: the stdio framing without a process.
+
+`MemoryConnection(server)` gives a client (or a test) `send(line)` and `receive()`;
+the server side is an ordinary core session, so both eras and every feature work as
+they do over stdio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from typing import Any
+
+from mcpgen._server import DEFERRED, Channel, Pending
+
+__all__ = ["MemoryConnection"]
+
+_EOF = b""
+
+
+class MemoryConnection(Channel):
+    def __init__(self, server: Any) -> None:
+        self.inbox: asyncio.Queue[bytes] = asyncio.Queue()
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.session = server.session(self)
+        self.closed = False
+
+    # -- server side ------------------------------------------------------------------------------
+    def notify(self, frame: bytes) -> None:
+        if not self.closed:
+            self.inbox.put_nowait(frame)
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    def _deliver(self, outcome: Any) -> None:
+        if isinstance(outcome, bytes):
+            self.notify(outcome)
+        elif isinstance(outcome, Pending):
+            task = asyncio.ensure_future(self._finish(outcome.coro))
+            outcome.bind(task)
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+
+    async def _finish(self, coro: Coroutine[Any, Any, Any]) -> None:
+        outcome = await coro
+        if outcome is not None and outcome is not DEFERRED:
+            self._deliver(outcome)
+
+    # -- client side ------------------------------------------------------------------------------
+    async def send(self, line: bytes) -> None:
+        """Deliver one line to the server (replies arrive through `receive`)."""
+        if self.closed:
+            raise ConnectionError("the memory connection is closed")
+        self._deliver(self.session.receive(line, self))
+
+    async def receive(self) -> bytes:
+        """The next line from the server; raises EOFError once closed and drained."""
+        frame = await self.inbox.get()
+        if frame is _EOF and self.closed:
+            raise EOFError
+        return frame
+
+    async def close(self) -> None:
+        if self.closed:
+            return
+        self.session.close()
+        for task in list(self.tasks):
+            task.cancel()
+        if self.tasks:
+            await asyncio.wait(self.tasks, timeout=2)
+        self.closed = True
+        self.inbox.put_nowait(_EOF)

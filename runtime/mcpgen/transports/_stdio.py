@@ -1,0 +1,233 @@
+"""stdio: one JSON-RPC message per line on stdin/stdout, both eras.
+
+Lines are handled inside the read callback: a sync handler's reply is written before
+the next line is looked at, an async handler runs as a task (so a later
+`notifications/cancelled` reaches it). Writes go through one asyncio pipe transport,
+so they never interleave. stdout is reserved for protocol frames: file descriptor 1
+is pointed at stderr while serving, so a stray `print` (or C-level write) cannot
+corrupt the stream. CR before LF is tolerated, blank lines are skipped, a line over
+the cap gets one JSON-RPC error and is discarded. EOF ends the session gracefully:
+in-flight work is cancelled, pending output flushed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import stat
+import sys
+from collections.abc import Coroutine
+from typing import Any
+
+from mcpgen import _jsonrpc as rpc
+from mcpgen._server import DEFERRED, Channel, Pending, Session
+
+__all__ = ["serve_stdio"]
+
+log = logging.getLogger("mcpgen.stdio")
+MAX_LINE = 4 * 1024 * 1024
+
+
+class _Writer(asyncio.Protocol):
+    def __init__(self) -> None:
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+class _Connection(asyncio.Protocol, Channel):
+    """The read side and the channel of one stdio session."""
+
+    def __init__(self, session_factory: Any, out: asyncio.WriteTransport, max_line: int) -> None:
+        self.out = out
+        self.max_line = max_line
+        self.session: Session = session_factory(self)
+        self.buffer = bytearray()
+        self.discarding = False
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.eof: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.batch: list[bytes] | None = None
+
+    # -- Channel -----------------------------------------------------------------------------
+    def notify(self, frame: bytes) -> None:
+        self._write(frame)
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        self._track(asyncio.ensure_future(coro))
+
+    def _write(self, frame: bytes) -> None:
+        if self.batch is not None:
+            self.batch.append(frame)
+        else:
+            self.out.write(frame + b"\n")
+
+    # -- reading -------------------------------------------------------------------------------
+    def data_received(self, data: bytes) -> None:
+        buffer = self.buffer
+        buffer += data
+        self.batch = []  # replies to a burst of lines go out in one write
+        try:
+            start = 0
+            while True:
+                end = buffer.find(b"\n", start)
+                if end < 0:
+                    break
+                line = bytes(buffer[start:end])
+                start = end + 1
+                if self.discarding:
+                    self.discarding = False
+                    continue
+                self._line(line)
+            del buffer[:start]
+            if len(buffer) > self.max_line:
+                self._oversized()
+        finally:
+            frames, self.batch = self.batch, None
+            if frames:
+                self.out.write(b"\n".join(frames) + b"\n")
+
+    def _oversized(self) -> None:
+        if not self.discarding:
+            message = f"message longer than {self.max_line} bytes; discarded"
+            self._write(rpc.error_frame(None, rpc.INVALID_REQUEST, message))
+        self.discarding = True
+        self.buffer.clear()
+
+    def _line(self, line: bytes) -> None:
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if not line.strip():
+            return
+        if len(line) > self.max_line:
+            self._write(
+                rpc.error_frame(
+                    None, rpc.INVALID_REQUEST, f"message longer than {self.max_line} bytes"
+                )
+            )
+            return
+        try:
+            outcome = self.session.receive(line, self)
+        except Exception:  # a bug in the core must not kill the connection
+            log.exception("unexpected error handling a message")
+            outcome = rpc.error_frame(None, -32603, "internal error")
+        self._deliver(outcome)
+
+    def _deliver(self, outcome: Any) -> None:
+        if isinstance(outcome, bytes):
+            self._write(outcome)
+        elif isinstance(outcome, Pending):
+            task = asyncio.ensure_future(self._finish(outcome.coro))
+            outcome.bind(task)
+            self._track(task)
+
+    async def _finish(self, coro: Coroutine[Any, Any, Any]) -> None:
+        outcome = await coro
+        if outcome is not None and outcome is not DEFERRED:
+            self._deliver(outcome)
+
+    def _track(self, task: asyncio.Task[Any]) -> None:
+        self.tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self.tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("handler task failed", exc_info=task.exception())
+
+    def eof_received(self) -> bool | None:
+        if self.buffer.strip() and not self.discarding:
+            line, self.buffer = bytes(self.buffer), bytearray()
+            self._line(line)  # a last line without its newline
+        if not self.eof.done():
+            self.eof.set_result(None)
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.eof.done():
+            self.eof.set_result(None)
+
+
+async def serve_stdio(
+    server: Any,
+    *,
+    stdin: Any = None,
+    stdout: Any = None,
+    max_line: int = MAX_LINE,
+    shutdown_grace: float = 2.0,
+) -> None:
+    """Serve `server` on stdin/stdout until EOF, then return."""
+    loop = asyncio.get_running_loop()
+    stdin = stdin if stdin is not None else sys.stdin
+    if stdout is None:
+        # Keep a private copy of the real stdout for frames; send fd 1 (and sys.stdout)
+        # to stderr so nothing else can write into the protocol stream.
+        sys.stdout.flush()
+        protocol_fd = os.dup(1)
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+        stdout = os.fdopen(protocol_fd, "wb", buffering=0)
+    # Pipe transports take pipes, sockets and ttys; a redirect to or from a regular file
+    # gets plain blocking I/O instead (a file never blocks for long).
+    writer: Any
+    out_transport: Any
+    if _is_regular(stdout):
+        out_transport = writer = _FileWriter(stdout)
+    else:
+        out_transport, writer = await loop.connect_write_pipe(_Writer, stdout)
+    connection = _Connection(server.session, out_transport, max_line)
+    read_transport = None
+    if _is_regular(stdin):
+        connection.tasks.add(loop.create_task(_feed_from_file(connection, stdin)))
+    else:
+        read_transport, _ = await loop.connect_read_pipe(lambda: connection, stdin)
+    await connection.eof
+    # Graceful end: cancel what is still running, let it unwind, flush, close.
+    connection.session.close()
+    for task in list(connection.tasks):
+        task.cancel()
+    if connection.tasks:
+        await asyncio.wait(connection.tasks, timeout=shutdown_grace)
+    if read_transport is not None:
+        read_transport.close()
+    out_transport.close()
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(writer.closed, shutdown_grace)
+
+
+def _is_regular(stream: Any) -> bool:
+    try:
+        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+class _FileWriter:
+    """The write side when stdout is a regular file."""
+
+    def __init__(self, stream: Any) -> None:
+        self.fd = stream.fileno()
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view) :]
+
+    def close(self) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+async def _feed_from_file(connection: _Connection, stream: Any) -> None:
+    loop = asyncio.get_running_loop()
+    fd = stream.fileno()
+    while True:
+        chunk = await loop.run_in_executor(None, os.read, fd, 65536)
+        if not chunk:
+            connection.eof_received()
+            return
+        connection.data_received(chunk)
