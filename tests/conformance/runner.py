@@ -1,0 +1,192 @@
+"""Run the official MCP conformance suite against an HTTP server and judge the result.
+
+    python -m tests.conformance.runner --spec 2026-07-28 --url http://127.0.0.1:8000/mcp
+    python -m tests.conformance.runner --spec both --start   # starts examples/everything.py
+
+A scenario passes when none of its checks is FAILURE or WARNING (stricter than the
+suite's own exit code without a baseline). Scenarios listed in expected-failures.yml
+may fail; an entry that passes is reported as stale. The suite and Node 22 come
+from tests/tooling.py (installed into a cache on first use).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests import tooling
+
+REPO = Path(__file__).resolve().parents[2]
+EXPECTED_FAILURES = Path(__file__).with_name("expected-failures.yml")
+LEGS = ("2025-11-25", "2026-07-28")
+BAD = ("FAILURE", "WARNING")
+
+
+@dataclass
+class Leg:
+    spec: str
+    exit_code: int
+    scenarios: dict[str, list[dict[str, object]]] = field(default_factory=dict)
+    log: str = ""
+
+    def failing(self) -> dict[str, list[str]]:
+        out = {}
+        for name, checks in self.scenarios.items():
+            bad = [
+                f"{c.get('id')}: {c.get('status')} {c.get('errorMessage') or ''}".strip()
+                for c in checks
+                if c.get("status") in BAD
+            ]
+            if bad:
+                out[name] = bad
+        return out
+
+
+def expected_failures() -> set[str]:
+    names = set()
+    for raw in EXPECTED_FAILURES.read_text().splitlines():
+        entry = raw.split("#", 1)[0].strip()
+        if entry.startswith("- "):
+            names.add(entry[2:].strip())
+    return names
+
+
+def suite_cli() -> Path:
+    modules = tooling.npm_package(tooling.CONFORMANCE)
+    return modules / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+
+
+def run_leg(url: str, spec: str, out: Path, timeout: int = 900) -> Leg:
+    node, cli = tooling.node22(), suite_cli()
+    out.mkdir(parents=True, exist_ok=True)
+    cmd = [
+        node,
+        str(cli),
+        "server",
+        "--url",
+        url,
+        "--suite",
+        "all",
+        "--spec-version",
+        spec,
+        "-o",
+        str(out),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    leg = Leg(spec, proc.returncode, log=proc.stdout + proc.stderr)
+    for checks_file in sorted(out.glob("*/checks.json")):
+        name = checks_file.parent.name.removeprefix("server-").rsplit("-20", 1)[0]
+        leg.scenarios[name] = json.loads(checks_file.read_text())
+    return leg
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def everything_server() -> Iterator[str]:
+    """examples/everything.py over HTTP on a free loopback port."""
+    port = free_port()
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                str(REPO / "examples" / "everything.py"),
+                "--transport",
+                "http",
+                "--port",
+                str(port),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                if proc.poll() is not None:
+                    log.seek(0)
+                    raise RuntimeError(f"the server exited: {log.read().decode(errors='replace')}")
+                with (
+                    contextlib.suppress(OSError),
+                    socket.create_connection(("127.0.0.1", port), timeout=0.2),
+                ):
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the server did not start listening within 30 s")
+                time.sleep(0.05)
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def judge(legs: list[Leg]) -> tuple[int, int, list[str]]:
+    """(scenarios passed, failed, problems) over all legs, with expected failures."""
+    allowed = expected_failures()
+    passed = failed = 0
+    problems: list[str] = []
+    for leg in legs:
+        if not leg.scenarios:
+            problems.append(
+                f"{leg.spec}: no scenario results (exit {leg.exit_code}):\n{leg.log[-2000:]}"
+            )
+            continue
+        failing = leg.failing()
+        for name in leg.scenarios:
+            if name in failing and name not in allowed:
+                failed += 1
+                problems.append(f"{name} @{leg.spec}: " + "; ".join(failing[name]))
+            else:
+                passed += 1
+        for name in sorted(allowed & set(leg.scenarios) - set(failing)):
+            problems.append(f"{name} @{leg.spec}: passes now; remove it from expected-failures.yml")
+    return passed, failed, problems
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spec", choices=[*LEGS, "both"], default="both")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--url")
+    where.add_argument(
+        "--start", action="store_true", help="serve examples/everything.py on a free port"
+    )
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    specs = LEGS if args.spec == "both" else (args.spec,)
+    out = args.out or Path(tempfile.mkdtemp(prefix="conformance-"))
+    with contextlib.ExitStack() as stack:
+        url = args.url or stack.enter_context(everything_server())
+        legs = [run_leg(url, spec, out / spec) for spec in specs]
+    for leg in legs:
+        for name, checks in leg.scenarios.items():
+            mark = "FAIL" if name in leg.failing() else "ok  "
+            print(f"{mark} {name} @{leg.spec} ({len(checks)} checks)")
+    passed, failed, problems = judge(legs)
+    for problem in problems:
+        print("PROBLEM", problem)
+    print(f"{passed} passed, {failed} failed")
+    return 0 if not problems else 1
+
+
+if __name__ == "__main__":
+    os.chdir(REPO)
+    sys.exit(main())

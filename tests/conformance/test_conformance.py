@@ -1,0 +1,36 @@
+"""The official conformance suite against examples/everything.py over HTTP, both legs.
+
+Every scenario of `--suite all --spec-version 2025-11-25` and `... 2026-07-28` must
+pass (no FAILURE and no WARNING check), except those listed, with a reason, in
+expected-failures.yml. Needs Node/npm: under MCPGEN_STRICT_SKIPS=1 (CI) their absence
+fails the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conformance import runner
+
+# How many scenarios each leg runs in 0.2.0-alpha.12; fewer means some silently vanished.
+MIN_SCENARIOS = {"2025-11-25": 33, "2026-07-28": 40}
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    runner.suite_cli()  # provision first (skips/fails clearly without npm)
+    with runner.everything_server() as address:
+        yield address
+
+
+@pytest.mark.needs_node
+@pytest.mark.parametrize("spec", runner.LEGS)
+def test_conformance_leg(url: str, spec: str, tmp_path: Path) -> None:
+    leg = runner.run_leg(url, spec, tmp_path / spec)
+    passed, failed, problems = runner.judge([leg])
+    assert not problems, "\n".join(problems)
+    assert len(leg.scenarios) >= MIN_SCENARIOS[spec], sorted(leg.scenarios)
+    assert failed == 0 and passed == len(leg.scenarios)
