@@ -111,21 +111,18 @@ def main() -> None:
             }
             reply = send(message)
             shown = json.dumps(reply.get("result", reply.get("error")))
-            print(
-                f"-> {method} {json.dumps(params)[:70]}\n<- {shown[:150]}{'...' if len(shown) > 150 else ''}"
-            )
+            more = "..." if len(shown) > 150 else ""
+            print(f"-> {method} {json.dumps(params)[:70]}\n<- {shown[:150]}{more}")
             if "error" in reply:
                 raise SystemExit(f"{method} failed: {reply['error']}")
             return reply["result"]  # type: ignore[no-any-return]
 
-        print(
-            f"demo: mcpgen server over {'Streamable HTTP' if args.http else 'stdio'}, protocol 2026-07-28\n"
-        )
+        transport = "Streamable HTTP" if args.http else "stdio"
+        print(f"demo: mcpgen server over {transport}, protocol 2026-07-28\n")
         info = call("server/discover")
         tools = call("tools/list")["tools"]
-        print(
-            f"   {info['_meta']['io.modelcontextprotocol/serverInfo']['name']}: {len(tools)} tools\n"
-        )
+        name = info["_meta"]["io.modelcontextprotocol/serverInfo"]["name"]
+        print(f"   {name}: {len(tools)} tools\n")
         call("tools/call", name="test_simple_text", arguments={})
         call("resources/read", uri="test://static-text")
         call("prompts/get", name="test_prompt_with_arguments", arguments={"arg1": "a", "arg2": "b"})
