@@ -12,7 +12,8 @@ from __future__ import annotations
 import base64
 import binascii
 import importlib
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from types import ModuleType
 from typing import Any, Final
 
@@ -41,9 +42,11 @@ __all__ = [
     "SUPPORTED",
     "MetaError",
     "decode_header_value",
+    "encode_header_value",
     "header_mismatch",
     "legacy_methods",
     "legacy_module",
+    "mcp_header_params",
     "missing_capability",
     "validate_meta",
 ]
@@ -220,6 +223,67 @@ def same_header_value(header: str, body: Any) -> bool:
         except ValueError:
             return False
     return header == expected
+
+
+_TCHAR = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+_HEADER_TYPES = ("string", "integer", "boolean")
+
+
+def mcp_header_params(schema: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+    """Validate a tool's `x-mcp-header` annotations; map lower-case header name to
+    (property, JSON type). Raises ValueError naming the problem.
+
+    Allowed only on root properties (reached purely through `properties`) of type
+    string, integer or boolean, with a non-empty RFC 9110 token as value, unique
+    case-insensitively within the schema (2026-07-28 transports page).
+    """
+    out: dict[str, tuple[str, str]] = {}
+    props = schema.get("properties") or {}
+    for prop, sub in props.items():
+        if not isinstance(sub, dict) or "x-mcp-header" not in sub:
+            continue
+        name = sub["x-mcp-header"]
+        if not isinstance(name, str) or not _TCHAR.match(name):
+            raise ValueError(f"property {prop!r}: x-mcp-header {name!r} is not an HTTP token")
+        if sub.get("type") not in _HEADER_TYPES:
+            raise ValueError(f"property {prop!r}: x-mcp-header needs type string, integer, boolean")
+        if name.lower() in out:
+            raise ValueError(f"property {prop!r}: x-mcp-header {name!r} is used twice")
+        out[name.lower()] = (prop, sub["type"])
+    for path, node in _walk(schema, ""):
+        at_root = path.count("/") == 2 and path.startswith("/properties/")
+        if "x-mcp-header" in node and not at_root:
+            raise ValueError(f"x-mcp-header at {path or '/'} is not on a root property")
+    return out
+
+
+def _walk(node: Any, path: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    if isinstance(node, dict):
+        yield path, node
+        for key, value in node.items():
+            if key in ("const", "enum", "default", "examples"):
+                continue
+            yield from _walk(value, f"{path}/{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _walk(value, f"{path}/{i}")
+
+
+def encode_header_value(value: Any) -> str | None:
+    """A body value as a client writes it in `Mcp-Name`/`Mcp-Param-*`: strings as-is
+    when plain header-safe ASCII, else `=?base64?...?=`; integers in decimal; booleans
+    true/false. None for values that are not mirrored."""
+    text = header_text(value)
+    if text is None:
+        return None
+    if isinstance(value, str) and (
+        not text.isascii()
+        or text != text.strip(" \t")
+        or any(ord(c) < 0x20 or ord(c) == 0x7F for c in text)
+        or (text.startswith(_SENTINEL_HEAD) and text.endswith(_SENTINEL_TAIL))
+    ):
+        return _SENTINEL_HEAD + base64.b64encode(text.encode()).decode() + _SENTINEL_TAIL
+    return text
 
 
 # -- the legacy dialect --------------------------------------------------------------------

@@ -369,7 +369,7 @@ def test_misuse_is_reported_at_registration() -> None:
                 "properties": {"a": {"type": "string", "x-mcp-header": "bad name"}},
             },
         )
-    with pytest.raises(ConfigurationError, match="string, integer or boolean"):
+    with pytest.raises(ConfigurationError, match="string, integer, boolean"):
         srv.add_tool(
             lambda: "x",
             name="h2",

@@ -15,6 +15,7 @@ import msgspec
 from msgspec import UNSET
 
 from mcpgen._errors import ConfigurationError
+from mcpgen._protocol import mcp_header_params
 from mcpgen._server._content import CONTENT_TYPES
 from mcpgen._server._context import InputRequired
 from mcpgen._server._templates import UriTemplate
@@ -41,8 +42,6 @@ __all__ = [
 ]
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
-_TCHAR = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
-_HEADER_TYPES = ("string", "integer", "boolean")
 
 
 @dataclass(frozen=True)
@@ -207,51 +206,14 @@ def _output_schema(annotation: Any) -> dict[str, Any] | None:
     return schema
 
 
-# -- x-mcp-header --------------------------------------------------------------------------
-def header_params(tool_name: str, schema: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
-    """Validate `x-mcp-header` annotations (2026-07-28 transports page) and map them.
-
-    Allowed only on root properties (reached purely through `properties`) of type
-    string, integer or boolean, with a non-empty RFC 9110 token as value, unique
-    case-insensitively within the schema.
-    """
-    out: dict[str, tuple[str, str]] = {}
-    props = schema.get("properties") or {}
-    for prop, sub in props.items():
-        if not isinstance(sub, dict) or "x-mcp-header" not in sub:
-            continue
-        name = sub["x-mcp-header"]
-        where = f"tool {tool_name!r}, property {prop!r}"
-        if not isinstance(name, str) or not _TCHAR.match(name):
-            raise ConfigurationError(f"{where}: x-mcp-header {name!r} is not an HTTP token")
-        if sub.get("type") not in _HEADER_TYPES:
-            raise ConfigurationError(f"{where}: x-mcp-header needs type string, integer or boolean")
-        if name.lower() in out:
-            raise ConfigurationError(f"{where}: x-mcp-header {name!r} is used twice")
-        out[name.lower()] = (prop, sub["type"])
-    for path, node in _walk(schema, ""):
-        if "x-mcp-header" in node and not (
-            path.count("/") == 2 and path.startswith("/properties/")
-        ):
-            raise ConfigurationError(
-                f"tool {tool_name!r}: x-mcp-header at {path or '/'} is not on a root property"
-            )
-    return out
-
-
-def _walk(node: Any, path: str) -> typing.Iterator[tuple[str, dict[str, Any]]]:
-    if isinstance(node, dict):
-        yield path, node
-        for key, value in node.items():
-            if key in ("const", "enum", "default", "examples"):
-                continue
-            yield from _walk(value, f"{path}/{key}")
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            yield from _walk(value, f"{path}/{i}")
-
-
 # -- builders ------------------------------------------------------------------------------
+def _header_params(tool_name: str, schema: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+    try:
+        return mcp_header_params(schema)
+    except ValueError as exc:
+        raise ConfigurationError(f"tool {tool_name!r}: {exc}") from None
+
+
 def build_tool(
     fn: Callable[..., Any],
     context_type: type,
@@ -323,7 +285,7 @@ def build_tool(
         args_type=args_type,
         validator=validator,
         context_param=ctx,
-        headers=header_params(tool_name, schema),
+        headers=_header_params(tool_name, schema),
     )
 
 
