@@ -15,7 +15,7 @@ def commands() -> list[str]:
 
 def test_readme_has_the_two_setup_commands() -> None:
     main, tests = commands()
-    assert "mcpgen" in main
+    assert "examples/demo.py" in main  # the demo server and a client round trip
     assert "pytest" in tests
 
 

@@ -2,13 +2,15 @@
 
 The protocol types of every pinned revision live in `mcpgen_types` (generated from
 the upstream JSON Schemas); `mcpgen.types` re-exports the newest modern revision.
-`Server` serves both eras (2026-07-28 stateless requests and `initialize` sessions).
+`Server` serves both eras (2026-07-28 stateless requests and `initialize` sessions);
+`Client` talks to servers of either era over stdio, Streamable HTTP or in memory.
 """
 
 from __future__ import annotations
 
 from mcpgen._api import Server
-from mcpgen._errors import ConfigurationError, McpError
+from mcpgen._api_client import Client
+from mcpgen._errors import ClientError, ConfigurationError, McpError
 from mcpgen._server import CacheHint, Channel, Session
 from mcpgen._server._content import (
     audio,
@@ -33,6 +35,8 @@ from mcpgen._server._defs import Header
 __all__ = [
     "CacheHint",
     "Channel",
+    "Client",
+    "ClientError",
     "ConfigurationError",
     "Context",
     "Header",

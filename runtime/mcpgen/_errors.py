@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ConfigurationError", "McpError"]
+__all__ = ["ClientError", "ConfigurationError", "McpError"]
 
 
 class ConfigurationError(Exception):
     """The API was used wrongly (raised at once, at registration or start-up)."""
+
+
+class ClientError(Exception):
+    """A local client failure that is not the peer's answer (no JSON-RPC code):
+    the connection closed, the server broke the protocol, too many input rounds."""
 
 
 class McpError(Exception):

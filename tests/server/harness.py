@@ -66,7 +66,10 @@ class Recorder(Channel):
         self.frames.append(("reply", json.loads(frame)))
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
-        self.tasks.append(asyncio.get_event_loop().create_task(coro))
+        try:
+            self.tasks.append(asyncio.get_running_loop().create_task(coro))
+        except RuntimeError:  # a synchronous test: run the detached work to its end now
+            asyncio.run(coro)
 
     def take(self, kind: str | None = None) -> list[dict[str, Any]]:
         out = [f for k, f in self.frames if kind is None or k == kind]

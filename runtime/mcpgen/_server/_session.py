@@ -380,8 +380,9 @@ class Session:
         if bridge.waiting:
             return
         call.state = bridge.state
-        outcome = self._rerun(bridge)
-        self._deliver_later(call, outcome, channel)
+        # Resume on the next turn of the loop, so that the transport acknowledges this
+        # answer (HTTP: its 202) before the request it completes sends its reply.
+        channel.spawn(self._resume(bridge))
 
     def _rerun(self, bridge: _Bridge) -> Any:
         try:
@@ -408,17 +409,12 @@ class Session:
             return self._bridge_round(bridge, out)
         return self._complete(bridge.spec, bridge.call, bridge.params, out)
 
-    def _deliver_later(self, call: Call, outcome: Any, channel: Channel) -> None:
+    async def _resume(self, bridge: _Bridge) -> None:
+        outcome = self._rerun(bridge)
         if isinstance(outcome, Pending):
-
-            async def finish() -> None:
-                result = await outcome.coro
-                if isinstance(result, bytes):
-                    call.channel.reply(result)
-
-            channel.spawn(finish())
-        elif isinstance(outcome, bytes):
-            call.channel.reply(outcome)
+            outcome = await outcome.coro
+        if isinstance(outcome, bytes):
+            bridge.call.channel.reply(outcome)
 
     # -- notifications -----------------------------------------------------------------------
     def _notification(self, frame: rpc.Frame) -> None:

@@ -1,0 +1,658 @@
+"""The public asyncio Client: every server in the field, one typed API.
+
+    async with Client.stdio(["python", "server.py"]) as client:   # or .http(url) / .memory(server)
+        tools = await client.list_tools()
+        result = await client.call_tool("echo", {"text": "hi"})
+
+Era `auto` (default) probes with `server/discover` and falls back to `initialize`
+for legacy servers; `modern` pins 2026-07-28; `legacy` goes straight to the
+handshake. Input requests (elicitation, sampling, roots) are answered by the
+callbacks you pass, whether they arrive as input-required results (modern) or as
+server-to-client requests (legacy).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import itertools
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, Literal, cast
+
+import msgspec
+from msgspec import UNSET
+
+from mcpgen import _protocol as proto
+from mcpgen._client import ClientCore, Done, Incoming, NeedInput, Retry, RoundTrip
+from mcpgen._errors import ClientError, McpError
+from mcpgen.transports._links import HttpLink, Link, MemoryLink, StdioLink
+from mcpgen_types import latest as t
+
+__all__ = ["Client"]
+
+log = logging.getLogger("mcpgen.client")
+Era = Literal["auto", "modern", "legacy"]
+Callback = Callable[..., Any]
+_VERDICTS: dict[str, tuple[str, str]] = {}  # endpoint -> (era, version), per process
+_INVALIDATES = {
+    "notifications/tools/list_changed": ("tools/list",),
+    "notifications/prompts/list_changed": ("prompts/list",),
+    "notifications/resources/list_changed": ("resources/list", "resources/templates/list"),
+}
+
+
+async def _maybe(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+class Client:
+    """An MCP client over one link (stdio process, HTTP endpoint, in-memory server)."""
+
+    def __init__(
+        self,
+        link: Link,
+        *,
+        era: Era = "auto",
+        name: str = "mcpgen-client",
+        version: str = "0.1.0",
+        on_elicitation: Callback | None = None,
+        on_sampling: Callback | None = None,
+        on_roots: Callback | None = None,
+        on_log: Callback | None = None,
+        elicitation_modes: Sequence[str] = ("form",),
+        log_level: str | None = None,
+        timeout: float = 60.0,
+        probe_timeout: float = 5.0,
+        max_rounds: int = 8,
+        cache: bool = True,
+    ) -> None:
+        caps: dict[str, Any] = {}
+        if on_elicitation is not None:
+            caps["elicitation"] = {m: {} for m in elicitation_modes if m != "form"} | (
+                {"form": {}} if "form" in elicitation_modes and len(elicitation_modes) > 1 else {}
+            )
+        if on_sampling is not None:
+            caps["sampling"] = {}
+        if on_roots is not None:
+            caps["roots"] = {}
+        legacy_caps = dict(caps)
+        if on_roots is not None:
+            legacy_caps["roots"] = {"listChanged": True}
+        self.core = ClientCore(
+            t.Implementation(name=name, version=version),
+            caps,
+            log_level=log_level,
+            legacy_capabilities=legacy_caps,
+        )
+        self.link = link
+        self.era_choice = era
+        self.callbacks = {
+            "elicitation/create": on_elicitation,
+            "sampling/createMessage": on_sampling,
+            "roots/list": on_roots,
+        }
+        self.on_log = on_log
+        self.timeout = timeout
+        self.probe_timeout = probe_timeout
+        self.max_rounds = max_rounds
+        self.cache_enabled = cache
+        self._pending: dict[Any, asyncio.Future[tuple[Incoming, int | None]]] = {}
+        self._progress: dict[Any, Callback] = {}
+        self._streams: dict[Any, asyncio.Queue[Any]] = {}
+        self._session_events: list[asyncio.Queue[Any]] = []
+        self._cache: dict[tuple[Any, ...], tuple[float, Any]] = {}
+        self._tool_headers: dict[str, dict[str, tuple[str, str]]] = {}
+        self._tokens = itertools.count(1)
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._closed = False
+        link.on_message = self._on_message
+        link.on_closed = self._on_link_closed
+
+    # -- construction -----------------------------------------------------------------------------
+    @classmethod
+    def stdio(
+        cls,
+        command: Sequence[str],
+        *,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        **options: Any,
+    ) -> Client:
+        """A client of a server subprocess (stdin/stdout)."""
+        return cls(StdioLink(command, env=env, cwd=cwd), **options)
+
+    @classmethod
+    def http(
+        cls,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        httpx_client: Any = None,
+        **options: Any,
+    ) -> Client:
+        """A client of a Streamable HTTP endpoint (`headers`: e.g. Authorization)."""
+        return cls(HttpLink(url, headers, httpx_client, options.get("timeout", 60.0)), **options)
+
+    @classmethod
+    def memory(cls, server: Any, **options: Any) -> Client:
+        """A client of an `mcpgen.Server` in this process."""
+        return cls(MemoryLink(server), **options)
+
+    async def __aenter__(self) -> Client:
+        await self.link.start()
+        try:
+            await self._select_era()
+        except BaseException:
+            await self.link.close()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for task in list(self._tasks):
+            task.cancel()
+        await self.link.close()
+        self._fail_pending(ClientError("the client was closed"))
+
+    # -- era selection ----------------------------------------------------------------------------
+    @property
+    def era(self) -> str | None:
+        return self.core.era
+
+    @property
+    def protocol_version(self) -> str:
+        return self.core.version
+
+    @property
+    def server_info(self) -> dict[str, Any] | None:
+        return self.core.server_info
+
+    @property
+    def server_capabilities(self) -> dict[str, Any]:
+        return self.core.server_capabilities
+
+    async def _select_era(self) -> None:
+        if self.era_choice == "modern":
+            self.core.adopt_modern()
+            return
+        if self.era_choice == "legacy":
+            await self._initialize()
+            return
+        cached = _VERDICTS.get(self.link.key())
+        if cached is not None:
+            era, version = cached
+            if era == "legacy":
+                await self._initialize(version)
+                return
+            self.core.adopt_modern(version)
+            with contextlib.suppress(McpError, ClientError, TimeoutError):
+                await self.discover()
+                return
+            _VERDICTS.pop(self.link.key(), None)  # the cached assumption failed: probe again
+        await self._probe()
+
+    async def _probe(self, version: str | None = None) -> None:
+        rid, sent, frame = self.core.request("server/discover", {}, version=version or proto.LATEST)
+        try:
+            incoming, status = await self._exchange(
+                rid, frame, self.core.headers("server/discover", sent), self.probe_timeout
+            )
+        except TimeoutError:
+            incoming, status = None, None  # silent legacy servers never answer
+        if incoming is None:
+            verdict = self.core.probe_verdict(error={})
+        elif incoming.kind == "response":
+            verdict = self.core.probe_verdict(result=incoming.result)
+        else:
+            verdict = self.core.probe_verdict(error=incoming.error, http_status=status)
+        if verdict.era == "retry" and version is None:
+            await self._probe(verdict.version)
+            return
+        if verdict.era == "modern":
+            _VERDICTS[self.link.key()] = ("modern", self.core.version)
+            return
+        await self._initialize()
+
+    async def _initialize(self, version: str | None = None) -> None:
+        rid, frame = self.core.initialize(version)
+        incoming, _ = await self._exchange(rid, frame, {}, self.timeout)
+        if incoming.kind != "response":
+            raise self.core.raise_error(incoming.error)
+        initialized = self.core.on_initialize(incoming.result)
+        await self.link.send(initialized, self.core.headers("notifications/initialized", {}))
+        _VERDICTS[self.link.key()] = ("legacy", self.core.version)
+        if isinstance(self.link, HttpLink):
+            self.link.open_session_stream()
+
+    # -- the message pump -------------------------------------------------------------------------
+    def _on_message(self, frame: bytes, status: int | None, request_id: Any) -> None:
+        incoming = self.core.classify(frame)
+        if incoming.kind in ("response", "error"):
+            key = incoming.id if incoming.id is not None else request_id
+            future = self._pending.pop(key, None)
+            if future is not None and not future.done():
+                future.set_result((incoming, status))
+            elif key in self._streams:  # a listen stream's final result
+                self._streams[key].put_nowait(None)
+        elif incoming.kind == "notification":
+            self._notification(incoming)
+        elif incoming.kind == "request":
+            self._spawn(self._serve_request(incoming))
+
+    def _on_link_closed(self) -> None:
+        self._fail_pending(ClientError("the server closed the connection"))
+        for queue in [*self._streams.values(), *self._session_events]:
+            queue.put_nowait(None)
+
+    def _fail_pending(self, exc: Exception) -> None:
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(exc)
+        self._pending.clear()
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _notification(self, incoming: Incoming) -> None:
+        method, params = incoming.method, incoming.params or {}
+        if method == "notifications/progress":
+            callback = self._progress.get(params.get("progressToken"))
+            if callback is not None:
+                self._spawn(
+                    _maybe(
+                        callback(params.get("progress"), params.get("total"), params.get("message"))
+                    )
+                )
+            return
+        if method == "notifications/message":
+            if self.on_log is not None:
+                self._spawn(
+                    _maybe(
+                        self.on_log(params.get("level"), params.get("data"), params.get("logger"))
+                    )
+                )
+            else:
+                log.info("server log [%s] %s", params.get("level"), params.get("data"))
+            return
+        for cached_method in _INVALIDATES.get(method or "", ()):
+            self._invalidate(cached_method)
+        if method == "notifications/resources/updated":
+            self._invalidate("resources/read", params.get("uri"))
+        sub = (params.get("_meta") or {}).get(proto.META_SUBSCRIPTION_ID)
+        if sub is not None:
+            queue = self._streams.get(sub)
+            if queue is not None and type(sub) is type(next(k for k in self._streams if k == sub)):
+                queue.put_nowait(self.core.notification_of(incoming))
+            return
+        if method == "notifications/cancelled":  # a server ending a listen stream (stdio)
+            queue = self._streams.get(params.get("requestId"))
+            if queue is not None:
+                queue.put_nowait(None)
+            return
+        for queue in self._session_events:
+            queue.put_nowait(self.core.notification_of(incoming))
+
+    async def _exchange(
+        self, rid: Any, frame: bytes, headers: dict[str, str], timeout: float | None
+    ) -> tuple[Incoming, int | None]:
+        future: asyncio.Future[tuple[Incoming, int | None]] = (
+            asyncio.get_running_loop().create_future()
+        )
+        self._pending[rid] = future
+        try:
+            await self.link.send(frame, headers, rid)
+            return await asyncio.wait_for(asyncio.shield(future), timeout)
+        except (TimeoutError, asyncio.CancelledError):
+            self._pending.pop(rid, None)
+            await self._cancel(rid)
+            raise
+        finally:
+            self._pending.pop(rid, None)
+
+    async def _cancel(self, rid: Any) -> None:
+        """Tell the server to stop: close the HTTP stream (modern), or send
+        `notifications/cancelled` (stdio; legacy HTTP, where a disconnect is not one)."""
+        stream_closed = self.link.cancel(rid)
+        if not stream_closed or self.core.era == "legacy":
+            with contextlib.suppress(Exception):
+                note = self.core.notification(
+                    "notifications/cancelled",
+                    {"requestId": rid, "reason": "cancelled by the client"},
+                )
+                await self.link.send(note, self.core.headers("notifications/cancelled", {}))
+
+    # -- requests ---------------------------------------------------------------------------------
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress: Callback | None = None,
+    ) -> Any:
+        """Send any request and return its typed result (input rounds fulfilled)."""
+        token = None
+        if progress is not None:
+            token = f"progress-{next(self._tokens)}"
+            self._progress[token] = progress
+        try:
+            info = t.METHODS.get(method)
+            if info is not None and info.input_required and self.core.era == "modern":
+                return await self._rounds(method, dict(params or {}), timeout, token)
+            rid, sent, frame = self.core.request(method, params, progress_token=token)
+            return self._typed(
+                method,
+                await self._exchange(
+                    rid, frame, self._headers(method, sent), timeout or self.timeout
+                ),
+            )
+        finally:
+            if token is not None:
+                self._progress.pop(token, None)
+
+    def _headers(self, method: str, sent: dict[str, Any]) -> dict[str, str]:
+        params_headers = (
+            self._tool_headers.get(sent.get("name", "")) if method == "tools/call" else None
+        )
+        return self.core.headers(method, sent, params_headers)
+
+    def _typed(self, method: str, answer: tuple[Incoming, int | None]) -> Any:
+        incoming, _ = answer
+        if incoming.kind != "response":
+            raise self.core.raise_error(incoming.error)
+        return self.core.result(method, incoming.result)
+
+    async def _rounds(
+        self, method: str, params: dict[str, Any], timeout: float | None, token: Any
+    ) -> Any:
+        trip = RoundTrip(
+            self.core, method, params, max_rounds=self.max_rounds, progress_token=token
+        )
+        refreshed = False
+        while True:
+            rid, sent, frame = trip.request()
+            incoming, _ = await self._exchange(
+                rid, frame, self._headers(method, sent), timeout or self.timeout
+            )
+            if incoming.kind != "response":
+                error = incoming.error or {}
+                if (
+                    error.get("code") == proto.HEADER_MISMATCH
+                    and method == "tools/call"
+                    and not refreshed
+                ):
+                    refreshed = (
+                        True  # our view of the tool's headers may be stale (transports page)
+                    )
+                    await self.list_tools(refresh=True)
+                    trip.rounds -= 1
+                    continue
+                raise self.core.raise_error(error)
+            step = trip.on_result(incoming.result)
+            if isinstance(step, Done):
+                return step.result
+            if isinstance(step, Retry):
+                await asyncio.sleep(step.delay)
+                continue
+            assert isinstance(step, NeedInput)
+            answers = {}
+            for key, request in step.requests.items():
+                kind = type(request).__struct_config__.tag
+                answers[key] = await self._fulfil(kind, getattr(request, "params", None))
+            trip.answer(answers)
+
+    async def _fulfil(self, method: str, params: Any) -> Any:
+        """Answer one input request with the matching callback."""
+        callback = self.callbacks.get(method)
+        if callback is None:
+            if method == "elicitation/create":
+                return t.ElicitResult(action="cancel")
+            raise ClientError(f"the server asked for {method}, but no callback handles it")
+        if method == "roots/list":
+            value = await _maybe(callback())
+            if isinstance(value, t.ListRootsResult):
+                return value
+            return t.ListRootsResult(
+                roots=[r if isinstance(r, t.Root) else t.Root(uri=str(r)) for r in value]
+            )
+        return await _maybe(callback(params))
+
+    async def _serve_request(self, incoming: Incoming) -> None:
+        """A legacy server-to-client request: answer it with a callback."""
+        method = incoming.method or ""
+        try:
+            if method == "ping":
+                result: Any = {}
+            else:
+                info = t.METHODS.get(method)
+                if info is None or info.direction != "input":
+                    raise McpError(proto.METHOD_NOT_FOUND, f"method not found: {method}")
+                params = (
+                    None
+                    if info.params is None or incoming.params is None
+                    else msgspec.convert(incoming.params, info.params)
+                )
+                result = await self._fulfil(method, params)
+            frame = self.core.response(incoming.id, result)
+        except McpError as exc:
+            frame = self.core.error_response(incoming.id, exc.code, exc.message)
+        except Exception as exc:
+            frame = self.core.error_response(incoming.id, -32603, f"{type(exc).__name__}: {exc}")
+        with contextlib.suppress(Exception):
+            await self.link.send(frame, self.core.headers(method, {}))
+
+    # -- caching ----------------------------------------------------------------------------------
+    async def _cached(
+        self, key: tuple[Any, ...], fetch: Callable[[], Awaitable[Any]], refresh: bool
+    ) -> Any:
+        now = time.monotonic()
+        hit = self._cache.get(key)
+        if hit is not None and not refresh and hit[0] > now:
+            return hit[1]
+        result = await fetch()
+        ttl = getattr(result, "ttl_ms", 0)
+        if self.cache_enabled and isinstance(ttl, int) and ttl > 0:
+            self._cache[key] = (now + ttl / 1000, result)
+        return result
+
+    def _invalidate(self, method: str, detail: Any = None) -> None:
+        for key in [
+            k for k in self._cache if k[0] == method and (detail is None or k[1] == detail)
+        ]:
+            del self._cache[key]
+
+    # -- the API ---------------------------------------------------------------------------
+    async def discover(self) -> t.DiscoverResult:
+        """`server/discover` (modern servers): versions, capabilities, instructions."""
+        result = await self.request("server/discover")
+        self.core.on_discover(result)
+        return cast(t.DiscoverResult, result)
+
+    async def _pages(
+        self, method: str, field: str, cursor: str | None, all_pages: bool, refresh: bool
+    ) -> Any:
+        items: list[Any] = []
+        while True:
+            params: dict[str, Any] = {} if cursor is None else {"cursor": cursor}
+
+            def fetch(p: dict[str, Any] = params) -> Awaitable[Any]:
+                return self.request(method, p)
+
+            page = await self._cached((method, cursor), fetch, refresh)
+            items.extend(getattr(page, field))
+            nxt = page.next_cursor
+            if not all_pages or nxt is UNSET or nxt is None:
+                return items
+            cursor = nxt
+
+    async def list_tools(
+        self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
+    ) -> list[t.Tool]:
+        tools = await self._pages("tools/list", "tools", cursor, all_pages, refresh)
+        if not self.link.http:
+            return cast(list[t.Tool], tools)
+        kept = []
+        for tool in tools:  # HTTP clients drop tools whose header annotations are invalid
+            try:
+                self._tool_headers[tool.name] = proto.mcp_header_params(tool.input_schema)
+            except ValueError as exc:
+                log.warning("dropping tool %r: %s", tool.name, exc)
+                continue
+            kept.append(tool)
+        return kept
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress: Callback | None = None,
+    ) -> t.CallToolResult:
+        if self.link.http and self.core.era == "modern" and name not in self._tool_headers:
+            with contextlib.suppress(McpError):
+                await self.list_tools()
+        params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+        return cast(
+            t.CallToolResult,
+            await self.request("tools/call", params, timeout=timeout, progress=progress),
+        )
+
+    async def list_resources(
+        self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
+    ) -> list[t.Resource]:
+        return cast(
+            list[t.Resource],
+            await self._pages("resources/list", "resources", cursor, all_pages, refresh),
+        )
+
+    async def list_resource_templates(
+        self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
+    ) -> list[t.ResourceTemplate]:
+        return cast(
+            list[t.ResourceTemplate],
+            await self._pages(
+                "resources/templates/list", "resource_templates", cursor, all_pages, refresh
+            ),
+        )
+
+    async def read_resource(self, uri: str, *, refresh: bool = False) -> t.ReadResourceResult:
+        return cast(
+            t.ReadResourceResult,
+            await self._cached(
+                ("resources/read", uri),
+                lambda: self.request("resources/read", {"uri": uri}),
+                refresh,
+            ),
+        )
+
+    async def list_prompts(
+        self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
+    ) -> list[t.Prompt]:
+        return cast(
+            list[t.Prompt], await self._pages("prompts/list", "prompts", cursor, all_pages, refresh)
+        )
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None
+    ) -> t.GetPromptResult:
+        params: dict[str, Any] = {"name": name}
+        if arguments:
+            params["arguments"] = arguments
+        return cast(t.GetPromptResult, await self.request("prompts/get", params))
+
+    async def complete(
+        self, ref: dict[str, Any], argument: str, value: str, context: dict[str, str] | None = None
+    ) -> t.CompleteResult:
+        """Argument completion; `ref` is {"type": "ref/prompt", "name": ...} or
+        {"type": "ref/resource", "uri": ...}."""
+        params: dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
+        if context:
+            params["context"] = {"arguments": context}
+        return cast(t.CompleteResult, await self.request("completion/complete", params))
+
+    async def set_log_level(self, level: str) -> None:
+        """Legacy sessions: the session-wide level. Modern: the level sent on every request."""
+        if self.core.era == "legacy":
+            await self.request("logging/setLevel", {"level": level})
+        else:
+            self.core.log_level = level
+
+    async def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Sequence[str] = (),
+    ) -> AsyncIterator[Any]:
+        """Change notifications as typed structs until the server ends the stream or you
+        stop iterating. Modern: `subscriptions/listen`; legacy: session notifications."""
+        if self.core.era == "legacy":
+            async for note in self._legacy_listen(tools, prompts, resources, resource_uris):
+                yield note
+            return
+        filters: dict[str, Any] = {}
+        if tools:
+            filters["toolsListChanged"] = True
+        if prompts:
+            filters["promptsListChanged"] = True
+        if resources:
+            filters["resourcesListChanged"] = True
+        if resource_uris:
+            filters["resourceSubscriptions"] = list(resource_uris)
+        rid, sent, frame = self.core.request("subscriptions/listen", {"notifications": filters})
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._streams[rid] = queue
+        try:
+            await self.link.send(frame, self.core.headers("subscriptions/listen", sent), rid)
+            first = await asyncio.wait_for(queue.get(), self.timeout)
+            if not isinstance(first, t.SubscriptionsAcknowledgedNotification):
+                raise ClientError(
+                    f"subscriptions/listen: expected an acknowledgement first, got {first!r}"
+                )
+            while (note := await queue.get()) is not None:
+                yield note
+        finally:
+            self._streams.pop(rid, None)
+            if not self._closed:
+                await self._cancel(rid)
+
+    async def _legacy_listen(
+        self, tools: bool, prompts: bool, resources: bool, uris: Sequence[str]
+    ) -> AsyncIterator[Any]:
+        wanted = {
+            "notifications/tools/list_changed": tools,
+            "notifications/prompts/list_changed": prompts,
+            "notifications/resources/list_changed": resources,
+            "notifications/resources/updated": bool(uris),
+        }
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._session_events.append(queue)
+        for uri in uris:
+            await self.request("resources/subscribe", {"uri": uri})
+        try:
+            while (note := await queue.get()) is not None:
+                method = (
+                    note.get("method")
+                    if isinstance(note, dict)
+                    else type(note).__struct_config__.tag
+                )
+                if wanted.get(str(method)):
+                    yield note
+        finally:
+            self._session_events.remove(queue)
+            if not self._closed:
+                for uri in uris:
+                    with contextlib.suppress(Exception):
+                        await self.request("resources/unsubscribe", {"uri": uri})

@@ -1,0 +1,307 @@
+"""Client-side links: they carry frames between a client and one server.
+
+A link delivers every inbound frame to `on_message(frame, status, request_id)`:
+`status` is the HTTP status of the response that carried it (None elsewhere) and
+`request_id` the id of the request whose response carried it, when known, so an
+error body without an id still reaches its caller. Links decide nothing about the
+protocol; the client core does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+from mcpgen._errors import ConfigurationError
+from mcpgen.transports._memory import MemoryConnection
+
+__all__ = ["HttpLink", "Link", "MemoryLink", "StdioLink"]
+
+log = logging.getLogger("mcpgen.client")
+OnMessage = Callable[[bytes, int | None, Any], None]
+
+
+class Link:
+    on_message: OnMessage
+    on_closed: Callable[[], None] = staticmethod(lambda: None)
+    http = False
+
+    def key(self) -> str:
+        """Identifies the endpoint (the era verdict is cached per endpoint)."""
+        raise NotImplementedError
+
+    async def start(self) -> None:
+        raise NotImplementedError
+
+    async def send(
+        self, frame: bytes, headers: dict[str, str] | None = None, request_id: Any = None
+    ) -> None:
+        raise NotImplementedError
+
+    def cancel(self, request_id: Any) -> bool:
+        """Stop waiting for `request_id` at the transport level; True if that itself is
+        the cancellation (an HTTP stream closed), False if a notification is needed."""
+        return False
+
+    async def close(self) -> None:
+        raise NotImplementedError
+
+
+class StdioLink(Link):
+    """A server subprocess speaking newline-delimited JSON-RPC on its stdin/stdout."""
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        shutdown_grace: float = 2.0,
+    ) -> None:
+        if not command:
+            raise ValueError("a stdio server needs a command")
+        self.command = list(command)
+        self.env = env
+        self.cwd = cwd
+        self.grace = shutdown_grace
+        self.proc: asyncio.subprocess.Process | None = None
+        self.tasks: list[asyncio.Task[Any]] = []
+
+    def key(self) -> str:
+        return "stdio:" + "\x00".join(self.command)
+
+    async def start(self) -> None:
+        self.proc = await asyncio.create_subprocess_exec(
+            *self.command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, **(self.env or {})},
+            cwd=self.cwd,
+            limit=64 * 1024 * 1024,
+        )
+        self.tasks = [asyncio.ensure_future(self._read()), asyncio.ensure_future(self._stderr())]
+
+    async def _read(self) -> None:
+        assert self.proc is not None
+        assert self.proc.stdout is not None
+        try:
+            while line := await self.proc.stdout.readline():
+                line = line.rstrip(b"\r\n")
+                if line:
+                    self.on_message(line, None, None)
+        finally:
+            self.on_closed()
+
+    async def _stderr(self) -> None:
+        assert self.proc is not None
+        assert self.proc.stderr is not None
+        while line := await self.proc.stderr.readline():
+            log.info("server stderr: %s", line.decode(errors="replace").rstrip())
+
+    async def send(
+        self, frame: bytes, headers: dict[str, str] | None = None, request_id: Any = None
+    ) -> None:
+        assert self.proc is not None
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(frame + b"\n")
+        await self.proc.stdin.drain()
+
+    async def close(self) -> None:
+        """Close stdin, wait, then SIGTERM, wait, then SIGKILL (stdio transport page)."""
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.stdin is not None and not proc.stdin.is_closing():
+            proc.stdin.close()
+        for sig in (None, signal.SIGTERM, signal.SIGKILL):
+            if sig is not None and proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.send_signal(sig)
+            try:
+                await asyncio.wait_for(proc.wait(), self.grace)
+                break
+            except TimeoutError:
+                continue
+        for task in self.tasks:
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(task, 1.0)
+
+
+class MemoryLink(Link):
+    """A server in this process (mcpgen.transports.MemoryConnection)."""
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self.connection: Any = None
+        self.task: asyncio.Task[Any] | None = None
+
+    def key(self) -> str:
+        return f"memory:{id(self.server)}"
+
+    async def start(self) -> None:
+        self.connection = MemoryConnection(self.server)
+        self.task = asyncio.ensure_future(self._read())
+
+    async def _read(self) -> None:
+        try:
+            while True:
+                self.on_message(await self.connection.receive(), None, None)
+        except EOFError:
+            self.on_closed()
+
+    async def send(
+        self, frame: bytes, headers: dict[str, str] | None = None, request_id: Any = None
+    ) -> None:
+        await self.connection.send(frame)
+
+    async def close(self) -> None:
+        if self.connection is not None:
+            await self.connection.close()
+        if self.task is not None:
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(self.task, 1.0)
+
+
+class HttpLink(Link):
+    """Streamable HTTP: every frame is a POST whose response (JSON or SSE) is fed back;
+    a legacy session adds its id to every request, a GET stream and a DELETE."""
+
+    http = True
+
+    def __init__(
+        self,
+        url: str,
+        headers: dict[str, str] | None = None,
+        client: Any = None,
+        timeout: float = 60.0,
+    ) -> None:
+        self.url = url
+        self.base_headers = {
+            "accept": "application/json, text/event-stream",
+            "content-type": "application/json",
+            **(headers or {}),
+        }
+        self._client = client
+        self._owns_client = client is None
+        self.timeout = timeout
+        self.session_id: str | None = None
+        self.streams: dict[Any, asyncio.Task[Any]] = {}
+        self.background: set[asyncio.Task[Any]] = set()
+
+    def key(self) -> str:
+        parts = urlsplit(self.url)
+        return f"http:{parts.scheme}://{parts.netloc}{parts.path}"
+
+    async def start(self) -> None:
+        if self._client is None:
+            try:
+                import httpx  # noqa: PLC0415 (optional: the client extra)
+            except ImportError:
+                raise ConfigurationError(
+                    "the HTTP client needs httpx: pip install 'mcpgen[client]'"
+                ) from None
+            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, read=None))
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+        return task
+
+    async def send(
+        self, frame: bytes, headers: dict[str, str] | None = None, request_id: Any = None
+    ) -> None:
+        task = self._spawn(self._post(frame, headers or {}, request_id))
+        if request_id is not None:
+            self.streams[request_id] = task
+            task.add_done_callback(lambda _: self.streams.pop(request_id, None))
+        else:
+            await task  # notifications and responses: wait for the 202
+
+    async def _post(self, frame: bytes, headers: dict[str, str], request_id: Any) -> None:
+        all_headers = {**self.base_headers, **headers}
+        if self.session_id is not None:
+            all_headers["mcp-session-id"] = self.session_id
+        try:
+            async with self._client.stream(
+                "POST", self.url, content=frame, headers=all_headers
+            ) as response:
+                sid = response.headers.get("mcp-session-id")
+                if sid is not None and self.session_id is None:
+                    self.session_id = sid
+                await self._consume(response, request_id)
+        except Exception as exc:  # the connection failed: tell the waiting request
+            if request_id is not None:
+                self._synthetic(
+                    request_id, None, f"HTTP request failed: {type(exc).__name__}: {exc}"
+                )
+
+    async def _consume(self, response: Any, request_id: Any) -> None:
+        status = response.status_code
+        ctype = response.headers.get("content-type", "")
+        if ctype.startswith("text/event-stream"):
+            data: list[str] = []
+            async for line in response.aiter_lines():
+                if line.startswith("data:"):
+                    data.append(line[5:].lstrip())
+                elif line == "" and data:
+                    payload = "\n".join(data).strip()
+                    data = []
+                    if payload:
+                        self.on_message(payload.encode(), status, request_id)
+            return
+        body = await response.aread()
+        if body.strip() and ctype.startswith("application/json"):
+            self.on_message(body, status, request_id)
+        elif status >= 400 and request_id is not None:
+            self._synthetic(request_id, status, body.decode(errors="replace")[:300])
+
+    def _synthetic(self, request_id: Any, status: int | None, text: str) -> None:
+        error = {"code": -32000 if status is None else 0, "message": text or f"HTTP {status}"}
+        self.on_message(
+            json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode(),
+            status,
+            request_id,
+        )
+
+    def cancel(self, request_id: Any) -> bool:
+        task = self.streams.pop(request_id, None)
+        if task is not None:
+            task.cancel()  # closing the response stream cancels a modern request
+        return True
+
+    def open_session_stream(self) -> None:
+        """The standalone GET stream of a legacy session (server-initiated messages)."""
+        if self.session_id is not None:
+            self._spawn(self._get())
+
+    async def _get(self) -> None:
+        headers = {
+            **self.base_headers,
+            "accept": "text/event-stream",
+            "mcp-session-id": self.session_id or "",
+        }
+        with contextlib.suppress(Exception):
+            async with self._client.stream("GET", self.url, headers=headers) as response:
+                if response.status_code == 200:
+                    await self._consume(response, None)
+
+    async def close(self) -> None:
+        if self.session_id is not None and self._client is not None:
+            with contextlib.suppress(Exception):
+                await self._client.delete(
+                    self.url, headers={**self.base_headers, "mcp-session-id": self.session_id}
+                )
+        for task in list(self.background):
+            task.cancel()
+        if self.background:
+            await asyncio.wait(self.background, timeout=2)
+        if self._owns_client and self._client is not None:
+            await self._client.aclose()

@@ -1,0 +1,1 @@
+"""Interop tests: official MCP clients against mcpgen servers."""
