@@ -1,4 +1,6 @@
-"""`mcpgen` command line: regenerate the types, fetch the pinned schemas."""
+"""`mcpgen` command line: the client commands (discover, tools, call, read) and, with
+the codegen extra, regenerate and fetch-schemas. Generator modules are imported only
+when their command runs, so `mcpgen[cli]` needs neither jinja2 nor ruff."""
 
 from __future__ import annotations
 
@@ -8,13 +10,13 @@ from typing import Annotated
 
 import typer
 
+from mcpgen._cli import register
 from mcpgen_codegen.config import GenerationError
-from mcpgen_codegen.generate import Project, drift, find_root, generate, write
 from mcpgen_codegen.source import ENV_SCHEMA_DIR, cache_dir, fetch_schemas, resolve_schema_dir
 
 app = typer.Typer(
     name="mcpgen",
-    help="mcpgen: a generated, typed and fast MCP SDK. Commands for the pinned schema types.",
+    help="mcpgen: a generated, typed and fast MCP SDK.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -52,6 +54,8 @@ def regenerate(
     root: Root = None,
 ) -> None:
     """Regenerate generated/mcpgen_types from schema/ (pins, patches, policy)."""
+    from mcpgen_codegen.generate import Project, drift, find_root, generate, write  # noqa: PLC0415
+
     try:
         project = Project.load(root or find_root())
         directory = resolve_schema_dir(schema_dir)
@@ -97,6 +101,8 @@ def fetch(
     root: Root = None,
 ) -> None:
     """Download every pinned schema, verify its sha256 and store it in the cache."""
+    from mcpgen_codegen.generate import Project, find_root  # noqa: PLC0415
+
     try:
         project = Project.load(root or find_root())
         for line in fetch_schemas(
@@ -105,6 +111,9 @@ def fetch(
             typer.echo(line)
     except GenerationError as exc:
         _fail(exc)
+
+
+register(app)
 
 
 def main() -> None:

@@ -1,0 +1,66 @@
+"""`mcpgen discover | tools | call | read` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conformance.runner import everything_server
+
+REPO = Path(__file__).resolve().parents[2]
+MCPGEN = str(Path(sys.executable).parent / "mcpgen")
+SERVER = ["--", sys.executable, str(REPO / "examples" / "everything.py")]
+
+
+def mcpgen(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([MCPGEN, *args], capture_output=True, text=True, timeout=120, check=False)
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    with everything_server() as address:
+        yield address
+
+
+def test_tools_over_stdio() -> None:
+    proc = mcpgen("tools", *SERVER)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0] == "test_simple_text()  Returns a simple text response."
+    assert "test_sampling(prompt)" in proc.stdout
+
+
+def test_call_and_read_with_json_over_http(url: str) -> None:
+    called = mcpgen("call", url, "test_custom_headers", '{"region": "eu"}', "--json")
+    assert called.returncode == 0, called.stderr
+    assert json.loads(called.stdout)["content"] == [{"type": "text", "text": "Region: eu"}]
+    read = mcpgen("read", url, "test://static-text")
+    assert read.stdout.strip() == "This is the content of the static text resource."
+
+
+@pytest.mark.parametrize(
+    ("era", "expected"),
+    [("auto", "era: modern, protocol 2026-07-28"), ("legacy", "era: legacy, protocol 2025-11-25")],
+)
+def test_discover_in_each_era(era: str, expected: str) -> None:
+    proc = mcpgen("discover", "--era", era, *SERVER)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[:2] == ["mcpgen-everything 1.0.0", expected]
+
+
+def test_errors_have_exit_codes() -> None:
+    tool_error = mcpgen("call", "test_error_handling", *SERVER)
+    assert tool_error.returncode == 1
+    assert "intentionally returns an error" in tool_error.stdout
+    unknown = mcpgen("call", "no_such_tool", *SERVER)
+    assert unknown.returncode == 1
+    assert "error -32602" in unknown.stderr
+    bad_json = mcpgen("call", "test_simple_text", "{nope", *SERVER)
+    assert bad_json.returncode == 2
+    assert "not JSON" in bad_json.stderr
+    no_target = mcpgen("tools")
+    assert no_target.returncode == 2

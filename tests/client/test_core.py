@@ -1,0 +1,211 @@
+"""The sans-I/O client core, alone and against the server core (no I/O at all)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+import pytest
+
+from mcpgen import ClientError, McpError
+from mcpgen._client import ClientCore, Done, NeedInput, Retry, RoundTrip
+from mcpgen_types import latest as t
+from tests.server.conftest import build_server
+from tests.server.harness import Recorder
+
+
+def core(**kw: Any) -> ClientCore:
+    return ClientCore(t.Implementation(name="c", version="1"), {"elicitation": {}}, **kw)
+
+
+def test_modern_requests_carry_meta_and_fresh_ids() -> None:
+    c = core(log_level="info")
+    c.adopt_modern()
+    rid1, sent, frame = c.request("tools/call", {"name": "x"}, progress_token="p")
+    rid2, _, _ = c.request("tools/list")
+    assert rid2 == rid1 + 1
+    meta = sent["_meta"]
+    assert meta == {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+        "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+        "io.modelcontextprotocol/logLevel": "info",
+        "progressToken": "p",
+    }
+    assert json.loads(frame)["params"] == sent
+
+
+def test_legacy_requests_have_no_modern_meta() -> None:
+    c = core()
+    _, frame = c.initialize()
+    assert json.loads(frame)["params"]["protocolVersion"] == "2025-11-25"
+    c.on_initialize(
+        {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "s", "version": "1"},
+        }
+    )
+    assert (c.era, c.version) == ("legacy", "2025-06-18")
+    _, sent, frame = c.request("tools/list")
+    assert sent == {} and "params" not in json.loads(frame)
+    assert c.headers("tools/list", sent) == {"mcp-protocol-version": "2025-06-18"}
+    with pytest.raises(McpError):
+        core().on_initialize({"protocolVersion": "2026-07-28"})
+
+
+def test_mirrored_headers() -> None:
+    c = core()
+    c.adopt_modern()
+    _, sent, _ = c.request(
+        "tools/call",
+        {"name": "résumé", "arguments": {"region": " eu", "n": 42, "flag": True, "none": None}},
+    )
+    headers = c.headers(
+        "tools/call",
+        sent,
+        {
+            "region": ("region", "string"),
+            "n": ("n", "integer"),
+            "flag": ("flag", "boolean"),
+            "none": ("none", "string"),
+        },
+    )
+    assert headers["mcp-method"] == "tools/call"
+    assert headers["mcp-name"] == "=?base64?csOpc3Vtw6k=?="  # non-ASCII goes in Base64
+    assert headers["mcp-param-region"] == "=?base64?IGV1?="  # leading space too
+    assert (headers["mcp-param-n"], headers["mcp-param-flag"]) == ("42", "true")
+    assert "mcp-param-none" not in headers  # null values are not mirrored
+
+
+@pytest.mark.parametrize(
+    ("answer", "status", "era", "version"),
+    [
+        (
+            {
+                "error": {
+                    "code": -32022,
+                    "message": "x",
+                    "data": {"supported": ["2026-07-28"], "requested": "x"},
+                }
+            },
+            400,
+            "retry",
+            "2026-07-28",
+        ),
+        (
+            {
+                "error": {
+                    "code": -32022,
+                    "message": "x",
+                    "data": {"supported": ["2025-11-25"], "requested": "x"},
+                }
+            },
+            400,
+            "legacy",
+            None,
+        ),
+        ({"error": {"code": -32020, "message": "x"}}, 400, "modern", "2026-07-28"),
+        ({"error": {"code": -32601, "message": "x"}}, 404, "modern", "2026-07-28"),
+        (
+            {"error": {"code": -32601, "message": "x"}},
+            None,
+            "legacy",
+            None,
+        ),  # stdio: a legacy server's unknown method
+        ({"error": {"code": -32602, "message": "not initialized"}}, None, "legacy", None),
+        ({"error": {"code": 0, "message": "HTTP 400"}}, 400, "legacy", None),
+        ({}, None, "legacy", None),  # no answer at all (timeout)
+    ],
+)
+def test_probe_verdicts(
+    answer: dict[str, Any], status: int | None, era: str, version: str | None
+) -> None:
+    verdict = core().probe_verdict(error=answer.get("error", {}), http_status=status)
+    assert (verdict.era, verdict.version if era != "legacy" else None) == (era, version)
+
+
+def test_result_typing() -> None:
+    c = core()
+    legacy_list = c.result(
+        "tools/list", {"tools": [{"name": "a", "inputSchema": {"type": "object"}}]}
+    )
+    assert (
+        isinstance(legacy_list, t.ListToolsResult) and legacy_list.ttl_ms == 0
+    )  # absent: treat as stale
+    asked = c.result("tools/call", {"resultType": "input_required", "requestState": "s"})
+    assert isinstance(asked, t.InputRequiredResult)
+    with pytest.raises(McpError, match="may not"):
+        c.result("tools/list", {"resultType": "input_required"})
+    with pytest.raises(McpError, match="unknown resultType"):
+        c.result("tools/call", {"resultType": "mystery", "content": []})
+
+
+def test_round_trip_state_machine() -> None:
+    c = core()
+    c.adopt_modern()
+    trip = RoundTrip(c, "tools/call", {"name": "x", "arguments": {}}, max_rounds=3)
+    rid1, _, _ = trip.request()
+    step = trip.on_result(
+        {
+            "resultType": "input_required",
+            "requestState": "opaque=\u00e9",
+            "inputRequests": {"k": {"method": "roots/list"}},
+        }
+    )
+    assert isinstance(step, NeedInput) and isinstance(step.requests["k"], t.ListRootsRequest)
+    trip.answer({"k": t.ListRootsResult(roots=[])})
+    rid2, sent, _ = trip.request()
+    assert rid2 != rid1  # every round is a new request
+    assert sent["requestState"] == "opaque=\u00e9" and sent["inputResponses"] == {
+        "k": {"roots": []}
+    }
+    assert isinstance(trip.on_result({"resultType": "input_required", "requestState": "s2"}), Retry)
+    trip.request()
+    with pytest.raises(ClientError, match="after 3 rounds"):
+        trip.request()
+    done = RoundTrip(c, "tools/call", {"name": "x"}).on_result({"content": []})
+    assert isinstance(done, Done) and isinstance(done.result, t.CallToolResult)
+
+
+def test_core_against_the_server_core_in_memory() -> None:
+    """Client core + server core with nothing in between: an MRTR round trip."""
+    c = core()
+    c.adopt_modern()
+    session = build_server().session(Recorder())
+    trip = RoundTrip(c, "tools/call", {"name": "confirm", "arguments": {"action": "ship"}})
+    for _ in range(3):
+        rid, _, frame = trip.request()
+        incoming = c.classify(session.receive(frame, Recorder()))
+        assert incoming.kind == "response" and incoming.id == rid
+        step = trip.on_result(incoming.result)
+        if isinstance(step, Done):
+            break
+        assert isinstance(step, NeedInput)
+        trip.answer({"ok": t.ElicitResult(action="accept", content={"sure": True})})
+    assert isinstance(step, Done)
+    assert step.result.content[0].text == "accept:ship:{'sure': True}"
+    assert trip.rounds == 2
+
+
+def test_classify() -> None:
+    c = core()
+    assert c.classify(b'{"jsonrpc":"2.0","id":1,"result":{}}').kind == "response"
+    assert c.classify(b'{"jsonrpc":"2.0","id":1,"method":"ping"}').kind == "request"
+    assert (
+        c.classify(
+            b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":1}}'
+        ).kind
+        == "notification"
+    )
+    assert c.classify(b'{"jsonrpc":"2.0","error":{"code":-32600,"message":"x"}}').kind == "error"
+    assert c.classify(b"garbage").kind == "invalid"
+    note = c.notification_of(
+        c.classify(b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}')
+    )
+    assert isinstance(note, t.ToolListChangedNotification)
+    assert (
+        msgspec.json.encode(note)
+        == b'{"method":"notifications/tools/list_changed","jsonrpc":"2.0"}'
+    )
