@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from typing import Any
 
 import msgspec
@@ -10,7 +11,7 @@ from msgspec import UNSET
 from mcpgen._protocol import LOG_LEVELS
 from mcpgen_types import latest as t
 
-__all__ = ["DEFERRED", "Call", "Channel"]
+__all__ = ["DEFERRED", "Call", "Channel", "Pending"]
 
 
 class _Deferred:
@@ -148,3 +149,29 @@ class Call:
             logger=UNSET if logger is None else logger,
         )
         self.channel.notify(_encode(t.LoggingMessageNotification(params=params)))
+
+
+class Pending:
+    """Async work for the transport to run: `task = create_task(p.coro); p.bind(task)`."""
+
+    __slots__ = ("call", "coro", "inner")
+
+    def __init__(
+        self, call: Call | None, coro: Coroutine[Any, Any, Any], inner: Any = None
+    ) -> None:
+        self.call = call
+        self.coro = coro
+        self.inner = inner  # the handler's own coroutine, awaited by `coro`
+
+    def bind(self, task: Any) -> None:
+        """Cancelling the call cancels `task`; a task cancelled before it ever ran
+        closes the coroutines it never awaited (no "never awaited" noise)."""
+        if self.call is not None:
+            self.call.cancel_hook = task.cancel
+        task.add_done_callback(self._closed)
+
+    def _closed(self, task: Any) -> None:
+        if task.cancelled():
+            self.coro.close()
+            if self.inner is not None:
+                self.inner.close()

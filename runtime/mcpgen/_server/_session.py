@@ -16,9 +16,8 @@ session, or neither), so one connection can carry both eras.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
 from types import CoroutineType
-from typing import Any, Final
+from typing import Any
 
 import msgspec
 from msgspec import UNSET
@@ -26,23 +25,17 @@ from msgspec import UNSET
 from mcpgen import _jsonrpc as rpc
 from mcpgen import _protocol as proto
 from mcpgen._errors import McpError
+from mcpgen._server._bridge import Bridge, BridgeMixin
 from mcpgen._server._bus import RESOURCE, ChangeEvent, uri_covers
-from mcpgen._server._call import DEFERRED, Call, Channel
+from mcpgen._server._call import DEFERRED, Call, Channel, Pending
 from mcpgen._server._context import InputRequired
 from mcpgen._server._core import ServerCore
 from mcpgen._server._methods import METHODS, MethodSpec, check_headers, initialize_result
-from mcpgen._server._mrtr import (
-    input_request_method,
-    input_required,
-    input_response,
-    legacy_input_request,
-    open_retry,
-)
+from mcpgen._server._mrtr import input_required, open_retry
 
 __all__ = ["DEFERRED", "Pending", "Session"]
 
 
-MAX_ROUNDS: Final = 16
 _encode = msgspec.json.Encoder().encode
 _batch = msgspec.json.Decoder(list[msgspec.Raw])
 
@@ -52,32 +45,6 @@ class _MetaProbe(msgspec.Struct, gc=False):
 
 
 _probe = msgspec.json.Decoder(_MetaProbe)
-
-
-class Pending:
-    """Async work for the transport to run: `task = create_task(p.coro); p.bind(task)`."""
-
-    __slots__ = ("call", "coro", "inner")
-
-    def __init__(
-        self, call: Call | None, coro: Coroutine[Any, Any, Any], inner: Any = None
-    ) -> None:
-        self.call = call
-        self.coro = coro
-        self.inner = inner  # the handler's own coroutine, awaited by `coro`
-
-    def bind(self, task: Any) -> None:
-        """Cancelling the call cancels `task`; a task cancelled before it ever ran
-        closes the coroutines it never awaited (no "never awaited" noise)."""
-        if self.call is not None:
-            self.call.cancel_hook = task.cancel
-        task.add_done_callback(self._closed)
-
-    def _closed(self, task: Any) -> None:
-        if task.cancelled():
-            self.coro.close()
-            if self.inner is not None:
-                self.inner.close()
 
 
 class _Legacy:
@@ -94,25 +61,13 @@ class _Legacy:
         self.subscriptions: set[str] = set()
 
 
-class _Bridge:
-    """A legacy request whose handler asked for input: real requests are out."""
-
-    __slots__ = ("call", "params", "round", "spec", "state", "waiting")
-
-    def __init__(self, spec: MethodSpec, call: Call, params: Any) -> None:
-        self.spec, self.call, self.params = spec, call, params
-        self.waiting: dict[int, tuple[str, str]] = {}  # outbound id -> (key, method)
-        self.state: Any = None
-        self.round = 0
-
-
-class Session:
+class Session(BridgeMixin):
     def __init__(self, core: ServerCore, channel: Channel | None = None) -> None:
         self.core = core
         self.channel = channel  # session-level frames (legacy list_changed ...)
         self.legacy: _Legacy | None = None
         self.inflight: dict[Any, Call] = {}
-        self.outbound: dict[int, _Bridge] = {}
+        self.outbound: dict[int, Bridge] = {}
         self.listens: dict[Any, int] = {}
         self._next_id = 0
 
@@ -303,7 +258,7 @@ class Session:
         try:
             if isinstance(out, InputRequired):
                 if call.era == "legacy":
-                    return self._bridge_start(spec, call, params, out)
+                    return self.bridge_start(spec, call, params, out)
                 payload = self.core.stamp(
                     call.method, input_required(self.core, spec, call, params, out)
                 )
@@ -326,95 +281,6 @@ class Session:
             else f"internal error: {type(exc).__name__}: {exc}"
         )
         return rpc.error_frame(call.request_id, -32603, message)
-
-    # -- legacy: input requests become real server-to-client requests ------------------------
-    def _bridge_start(self, spec: MethodSpec, call: Call, params: Any, out: InputRequired) -> Any:
-        bridge = _Bridge(spec, call, params)
-        return self._bridge_round(bridge, out)
-
-    def _bridge_round(self, bridge: _Bridge, out: InputRequired) -> Any:
-        call = bridge.call
-        bridge.round += 1
-        if bridge.round > MAX_ROUNDS:
-            return rpc.error_frame(call.request_id, -32603, "too many input rounds")
-        bridge.state = out.state
-        assert self.legacy is not None
-        frames = []
-        for key, request in out.requests.items():
-            method = input_request_method(request)
-            frame = legacy_input_request(self.legacy.version, self.legacy.caps, request)
-            self._next_id += 1
-            oid = self._next_id
-            bridge.waiting[oid] = (key, method)
-            self.outbound[oid] = bridge
-            frames.append(_encode({"jsonrpc": "2.0", "id": oid, **frame}))
-        if not frames:  # state only: answer at once with the state
-            call.state = out.state
-            return self._rerun(bridge)
-        for f in frames:
-            call.channel.request(f)
-        return DEFERRED
-
-    def _response(self, frame: rpc.Frame, kind: int, channel: Channel) -> None:
-        bridge = self.outbound.pop(frame.id, None) if type(frame.id) is int else None
-        if bridge is None:
-            return  # a late or unsolicited response: ignore
-        key, method = bridge.waiting.pop(frame.id)
-        call = bridge.call
-        if kind == rpc.ERROR or call.cancelled:
-            for oid in bridge.waiting:
-                self.outbound.pop(oid, None)
-            if not call.cancelled:
-                message = f"the client did not answer {method}: {_error_text(frame.error)}"
-                call.channel.reply(rpc.error_frame(call.request_id, -32603, message))
-            return
-        try:
-            call.input_responses[key] = input_response(method, frame.result)
-        except msgspec.ValidationError as exc:
-            call.channel.reply(
-                rpc.error_frame(
-                    call.request_id, proto.INVALID_PARAMS, f"bad {method} result: {exc}"
-                )
-            )
-            return
-        if bridge.waiting:
-            return
-        call.state = bridge.state
-        # Resume on the next turn of the loop, so that the transport acknowledges this
-        # answer (HTTP: its 202) before the request it completes sends its reply.
-        channel.spawn(self._resume(bridge))
-
-    def _rerun(self, bridge: _Bridge) -> Any:
-        try:
-            out = bridge.spec.handler(self.core, self, bridge.call, bridge.params)
-        except McpError as exc:
-            return _error(bridge.call, exc)
-        except Exception as exc:
-            return self._internal(bridge.call, exc)
-        if type(out) is CoroutineType:
-            return Pending(bridge.call, self._await_bridge(bridge, out), out)
-        return self._after_rerun(bridge, out)
-
-    async def _await_bridge(self, bridge: _Bridge, coro: Any) -> Any:
-        try:
-            out = await coro
-        except McpError as exc:
-            return _error(bridge.call, exc)
-        except Exception as exc:
-            return self._internal(bridge.call, exc)
-        return self._after_rerun(bridge, out)
-
-    def _after_rerun(self, bridge: _Bridge, out: Any) -> Any:
-        if isinstance(out, InputRequired):
-            return self._bridge_round(bridge, out)
-        return self._complete(bridge.spec, bridge.call, bridge.params, out)
-
-    async def _resume(self, bridge: _Bridge) -> None:
-        outcome = self._rerun(bridge)
-        if isinstance(outcome, Pending):
-            outcome = await outcome.coro
-        if isinstance(outcome, bytes):
-            bridge.call.channel.reply(outcome)
 
     # -- notifications -----------------------------------------------------------------------
     def _notification(self, frame: rpc.Frame) -> None:
@@ -510,12 +376,6 @@ def _error(call: Call, exc: McpError) -> bytes:
 
 def _data(exc: McpError) -> Any:
     return UNSET if exc.data is None else exc.data
-
-
-def _error_text(error: Any) -> str:
-    if isinstance(error, dict):
-        return f"{error.get('code')}: {error.get('message')}"
-    return repr(error)
 
 
 def _invalid_reason(frame: rpc.Frame) -> str:

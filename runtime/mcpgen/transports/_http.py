@@ -15,8 +15,6 @@ chose; this module adds only HTTP-level ones (403, 404 for unknown sessions, 405
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import ipaddress
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
@@ -24,8 +22,18 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcpgen import _jsonrpc as rpc
-from mcpgen._errors import ConfigurationError
 from mcpgen._server import DEFERRED, Channel, Pending
+from mcpgen.transports._asgi import (
+    LOOPBACK_NAMES,
+    SseWriter,
+    disconnected,
+    hostname,
+    is_loopback,
+    json_response,
+    plain_response,
+    read_body,
+    uvicorn_server,
+)
 from mcpgen.transports._sessions import HttpSession, InMemorySessionStore, SessionStore
 
 __all__ = ["HttpOptions", "InMemorySessionStore", "McpAsgiApp", "SessionStore", "uvicorn_server"]
@@ -34,14 +42,6 @@ log = logging.getLogger("mcpgen.http")
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
-
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
-_JSON = [(b"content-type", b"application/json")]
-_SSE = [
-    (b"content-type", b"text/event-stream"),
-    (b"cache-control", b"no-cache"),
-    (b"x-accel-buffering", b"no"),
-]
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,9 @@ def _status_of(frame: bytes) -> int:
 
 def _error(code: int, message: str, status: int) -> rpc.ErrorFrame:
     return rpc.error_frame(None, code, message, status=status)
+
+
+_GONE = rpc.error_frame(None, rpc.INVALID_REQUEST, "unknown or expired session", status=404)
 
 
 class _Stream(Channel):
@@ -185,14 +188,14 @@ class McpAsgiApp:
     # -- requests --------------------------------------------------------------------------------
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["path"].rstrip("/") != self.options.path.rstrip("/"):
-            await _plain(send, 404, b"not found")
+            await plain_response(send, 404, b"not found")
             return
         headers: dict[str, str] = {}
         for raw_name, raw_value in scope["headers"]:
             headers[raw_name.decode("latin-1")] = raw_value.decode("latin-1")
         denied = self._deny(scope, headers)
         if denied is not None:
-            await _json(send, denied, 403)
+            await json_response(send, denied, 403)
             return
         method = scope["method"]
         if method == "POST":
@@ -202,7 +205,7 @@ class McpAsgiApp:
         elif method == "DELETE":
             await self._delete(send, headers)
         else:
-            await _json(
+            await json_response(
                 send,
                 _error(rpc.INVALID_REQUEST, f"method {method} not allowed", 405),
                 405,
@@ -213,9 +216,9 @@ class McpAsgiApp:
         o = self.options
         protect = o.dns_rebinding_protection
         if protect is None:
-            protect = _is_loopback((scope.get("server") or ("", 0))[0])
+            protect = is_loopback((scope.get("server") or ("", 0))[0])
         host = headers.get("host", "")
-        host_name = _hostname(host)
+        host_name = hostname(host)
         if protect:
             allowed = set(o.allowed_hosts) if o.allowed_hosts is not None else LOOPBACK_NAMES
             if host_name not in allowed:
@@ -225,7 +228,7 @@ class McpAsgiApp:
             if o.allowed_origins is not None:
                 ok = origin in o.allowed_origins
             elif protect:
-                ok = _hostname(urlsplit(origin).netloc) in LOOPBACK_NAMES
+                ok = hostname(urlsplit(origin).netloc) in LOOPBACK_NAMES
             else:
                 ok = urlsplit(origin).netloc == host  # same origin only
             if not ok:
@@ -237,7 +240,7 @@ class McpAsgiApp:
     ) -> None:
         ctype = headers.get("content-type", "")
         if ctype.split(";")[0].strip().lower() != "application/json":
-            await _json(
+            await json_response(
                 send, _error(rpc.INVALID_REQUEST, "Content-Type must be application/json", 415), 415
             )
             return
@@ -245,7 +248,7 @@ class McpAsgiApp:
         json_ok = "application/json" in accept or "*/*" in accept or "application/*" in accept
         sse_ok = "text/event-stream" in accept or "*/*" in accept or "text/*" in accept
         if not (json_ok or sse_ok):
-            await _json(
+            await json_response(
                 send,
                 _error(
                     rpc.INVALID_REQUEST,
@@ -255,9 +258,9 @@ class McpAsgiApp:
                 406,
             )
             return
-        body = await _read_body(receive, self.options.max_body)
+        body = await read_body(receive, self.options.max_body)
         if body is None:
-            await _json(
+            await json_response(
                 send,
                 _error(
                     rpc.INVALID_REQUEST, f"request body over {self.options.max_body} bytes", 413
@@ -270,7 +273,7 @@ class McpAsgiApp:
         if session_id is not None:
             http_session = self.store.get(session_id)
             if http_session is None:
-                await _json(
+                await json_response(
                     send,
                     _error(
                         rpc.INVALID_REQUEST, "unknown or expired session; initialize again", 404
@@ -299,10 +302,10 @@ class McpAsgiApp:
             if channel.events and sse_ok:
                 await self._sse(send, channel, None, extra, legacy_ids, receive, outcome)
             else:
-                await _json(send, outcome, _status_of(outcome), extra)
+                await json_response(send, outcome, _status_of(outcome), extra)
             return
         if outcome is None:
-            await _plain(send, 202, b"", extra)
+            await plain_response(send, 202, b"", extra)
             return
         task = None
         if isinstance(outcome, Pending):
@@ -335,16 +338,16 @@ class McpAsgiApp:
             if task.done() and not channel.events and channel.final is None:
                 result = None if task.cancelled() else task.result()
                 if isinstance(result, bytes):
-                    await _json(send, result, _status_of(result), extra)
+                    await json_response(send, result, _status_of(result), extra)
                     return
                 if result is None:
-                    await _plain(send, 202, b"", extra)
+                    await plain_response(send, 202, b"", extra)
                     return
         if not sse_ok:
             final = await self._await_final(channel, task)
-            await _json(send, final, _status_of(final), extra) if final else await _plain(
-                send, 202, b"", extra
-            )
+            await json_response(
+                send, final, _status_of(final), extra
+            ) if final else await plain_response(send, 202, b"", extra)
             return
         await self._sse(send, channel, task, extra, legacy_ids, receive, None, on_disconnect)
 
@@ -369,10 +372,10 @@ class McpAsgiApp:
         final: bytes | None,
         on_disconnect: Callable[[], None] | None = None,
     ) -> None:
-        writer = _SseWriter(send, legacy_ids, self.options.sse_retry_ms)
+        writer = SseWriter(send, legacy_ids, self.options.sse_retry_ms)
         await writer.start(extra)
         self.streams.add(channel)
-        watcher = asyncio.ensure_future(_disconnected(receive))
+        watcher = asyncio.ensure_future(disconnected(receive))
         try:
             if final is not None:
                 for frame in channel.events:
@@ -391,7 +394,7 @@ class McpAsgiApp:
 
     async def _pump(
         self,
-        writer: _SseWriter,
+        writer: SseWriter,
         channel: _Stream,
         task: asyncio.Task[Any] | None,
         watcher: asyncio.Future[Any],
@@ -437,7 +440,7 @@ class McpAsgiApp:
     async def _get(self, receive: Receive, send: Send, headers: dict[str, str]) -> None:
         session_id = headers.get("mcp-session-id")
         if session_id is None:
-            await _json(
+            await json_response(
                 send,
                 _error(
                     rpc.INVALID_REQUEST, "GET needs an Mcp-Session-Id (legacy sessions only)", 405
@@ -449,13 +452,15 @@ class McpAsgiApp:
         if "text/event-stream" not in headers.get("accept", "") and "*/*" not in headers.get(
             "accept", ""
         ):
-            await _json(
+            await json_response(
                 send, _error(rpc.INVALID_REQUEST, "GET needs Accept: text/event-stream", 406), 406
             )
             return
         http_session = self.store.get(session_id)
         if http_session is None:
-            await _json(send, _error(rpc.INVALID_REQUEST, "unknown or expired session", 404), 404)
+            await json_response(
+                send, _error(rpc.INVALID_REQUEST, "unknown or expired session", 404), 404
+            )
             return
         stream = _Stream(self, None, None)
         http_session.streams.append(stream)
@@ -471,7 +476,7 @@ class McpAsgiApp:
     async def _delete(self, send: Send, headers: dict[str, str]) -> None:
         session_id = headers.get("mcp-session-id")
         if session_id is None:
-            await _json(
+            await json_response(
                 send,
                 _error(rpc.INVALID_REQUEST, "DELETE needs an Mcp-Session-Id", 405),
                 405,
@@ -480,114 +485,10 @@ class McpAsgiApp:
             return
         session = self.store.remove(session_id)
         if session is None:
-            await _json(send, _error(rpc.INVALID_REQUEST, "unknown or expired session", 404), 404)
+            await json_response(
+                send, _error(rpc.INVALID_REQUEST, "unknown or expired session", 404), 404
+            )
             return
         for stream in session.streams:
             stream.reply(b"")  # ends the GET streams
-        await _plain(send, 200, b"")
-
-
-def uvicorn_server(
-    app: McpAsgiApp, host: str = "127.0.0.1", port: int = 8000, **config: Any
-) -> Any:
-    """A uvicorn server for `app` whose graceful shutdown first ends every listen stream
-    with its final result (uvicorn waits for open responses before it sends the
-    lifespan shutdown event, which a listen stream would otherwise outlive)."""
-    try:
-        import uvicorn  # noqa: PLC0415 (optional: the http extra)
-    except ImportError:
-        raise ConfigurationError("HTTP serving needs uvicorn: pip install 'mcpgen[http]'") from None
-
-    class _Server(uvicorn.Server):
-        async def shutdown(self, sockets: Any = None) -> None:
-            await app.shutdown()
-            await super().shutdown(sockets)
-
-    config.setdefault("timeout_graceful_shutdown", app.options.shutdown_grace_seconds)
-    return _Server(uvicorn.Config(app, host=host, port=port, lifespan="on", workers=1, **config))
-
-
-class _SseWriter:
-    def __init__(self, send: Send, with_ids: bool, retry_ms: int) -> None:
-        self.send = send
-        self.with_ids = with_ids  # 2025-11-25 sessions: event ids and a priming event
-        self.retry_ms = retry_ms
-        self.seq = 0
-
-    async def start(self, extra: list[tuple[bytes, bytes]]) -> None:
-        await self.send({"type": "http.response.start", "status": 200, "headers": _SSE + extra})
-        if self.with_ids:
-            await self._chunk(b"id: %d\nretry: %d\ndata: \n\n" % (self._next(), self.retry_ms))
-        else:
-            await self._chunk(b": stream open\n\n")  # flush the headers at once
-
-    def _next(self) -> int:
-        self.seq += 1
-        return self.seq
-
-    async def event(self, frame: bytes) -> None:
-        if not frame:
-            return
-        head = b"id: %d\n" % self._next() if self.with_ids else b""
-        await self._chunk(head + b"event: message\ndata: " + frame + b"\n\n")
-
-    async def comment(self, text: bytes) -> None:
-        await self._chunk(b": " + text + b"\n\n")
-
-    async def _chunk(self, data: bytes) -> None:
-        await self.send({"type": "http.response.body", "body": data, "more_body": True})
-
-    async def end(self) -> None:
-        with contextlib.suppress(Exception):
-            await self.send({"type": "http.response.body", "body": b"", "more_body": False})
-
-
-async def _read_body(receive: Receive, cap: int) -> bytes | None:
-    chunks, size = [], 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return b""
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > cap:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-
-
-async def _disconnected(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
-
-
-async def _json(
-    send: Send, body: bytes, status: int, extra: Sequence[tuple[bytes, bytes]] = ()
-) -> None:
-    headers = [*_JSON, (b"content-length", str(len(body)).encode()), *extra]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
-async def _plain(
-    send: Send, status: int, body: bytes, extra: Sequence[tuple[bytes, bytes]] = ()
-) -> None:
-    headers = [(b"content-length", str(len(body)).encode()), *extra]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
-def _hostname(host: str) -> str:
-    if host.startswith("["):
-        return host[: host.find("]") + 1] if "]" in host else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-
-
-def _is_loopback(address: str) -> bool:
-    if address in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(address.strip("[]")).is_loopback
-    except ValueError:
-        return False
+        await plain_response(send, 200, b"")

@@ -1,0 +1,136 @@
+"""ASGI plumbing for the Streamable HTTP app: responses, SSE framing, request bodies,
+loopback checks, and a uvicorn server whose shutdown ends listen streams first."""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from mcpgen._errors import ConfigurationError
+
+__all__ = [
+    "SseWriter",
+    "disconnected",
+    "hostname",
+    "is_loopback",
+    "json_response",
+    "plain_response",
+    "read_body",
+    "uvicorn_server",
+]
+
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+_JSON = [(b"content-type", b"application/json")]
+_SSE = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+def uvicorn_server(app: Any, host: str = "127.0.0.1", port: int = 8000, **config: Any) -> Any:
+    """A uvicorn server for `app` whose graceful shutdown first ends every listen stream
+    with its final result (uvicorn waits for open responses before it sends the
+    lifespan shutdown event, which a listen stream would otherwise outlive)."""
+    try:
+        import uvicorn  # noqa: PLC0415 (optional: the http extra)
+    except ImportError:
+        raise ConfigurationError("HTTP serving needs uvicorn: pip install 'mcpgen[http]'") from None
+
+    class _Server(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            await app.shutdown()
+            await super().shutdown(sockets)
+
+    config.setdefault("timeout_graceful_shutdown", app.options.shutdown_grace_seconds)
+    return _Server(uvicorn.Config(app, host=host, port=port, lifespan="on", workers=1, **config))
+
+
+class SseWriter:
+    def __init__(self, send: Send, with_ids: bool, retry_ms: int) -> None:
+        self.send = send
+        self.with_ids = with_ids  # 2025-11-25 sessions: event ids and a priming event
+        self.retry_ms = retry_ms
+        self.seq = 0
+
+    async def start(self, extra: list[tuple[bytes, bytes]]) -> None:
+        await self.send({"type": "http.response.start", "status": 200, "headers": _SSE + extra})
+        if self.with_ids:
+            await self._chunk(b"id: %d\nretry: %d\ndata: \n\n" % (self._next(), self.retry_ms))
+        else:
+            await self._chunk(b": stream open\n\n")  # flush the headers at once
+
+    def _next(self) -> int:
+        self.seq += 1
+        return self.seq
+
+    async def event(self, frame: bytes) -> None:
+        if not frame:
+            return
+        head = b"id: %d\n" % self._next() if self.with_ids else b""
+        await self._chunk(head + b"event: message\ndata: " + frame + b"\n\n")
+
+    async def comment(self, text: bytes) -> None:
+        await self._chunk(b": " + text + b"\n\n")
+
+    async def _chunk(self, data: bytes) -> None:
+        await self.send({"type": "http.response.body", "body": data, "more_body": True})
+
+    async def end(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def read_body(receive: Receive, cap: int) -> bytes | None:
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b""
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > cap:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+async def disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def json_response(
+    send: Send, body: bytes, status: int, extra: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
+    headers = [*_JSON, (b"content-length", str(len(body)).encode()), *extra]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def plain_response(
+    send: Send, status: int, body: bytes, extra: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
+    headers = [(b"content-length", str(len(body)).encode()), *extra]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def hostname(host: str) -> str:
+    if host.startswith("["):
+        return host[: host.find("]") + 1] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def is_loopback(address: str) -> bool:
+    if address in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(address.strip("[]")).is_loopback
+    except ValueError:
+        return False
