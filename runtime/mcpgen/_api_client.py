@@ -190,7 +190,7 @@ class Client:
         if cached is not None:
             era, version = cached
             if era == "legacy":
-                await self._initialize(version)
+                await self._initialize(version, remember=True)
                 return
             self.core.adopt_modern(version)
             with contextlib.suppress(McpError, ClientError, TimeoutError):
@@ -219,16 +219,17 @@ class Client:
         if verdict.era == "modern":
             _VERDICTS[self.link.key()] = ("modern", self.core.version)
             return
-        await self._initialize()
+        await self._initialize(remember=True)
 
-    async def _initialize(self, version: str | None = None) -> None:
+    async def _initialize(self, version: str | None = None, *, remember: bool = False) -> None:
         rid, frame = self.core.initialize(version)
         incoming, _ = await self._exchange(rid, frame, {}, self.timeout)
         if incoming.kind != "response":
             raise self.core.raise_error(incoming.error)
         initialized = self.core.on_initialize(incoming.result)
         await self.link.send(initialized, self.core.headers("notifications/initialized", {}))
-        _VERDICTS[self.link.key()] = ("legacy", self.core.version)
+        if remember:  # only what a probe learned is cached; a pinned era says nothing
+            _VERDICTS[self.link.key()] = ("legacy", self.core.version)
         if isinstance(self.link, HttpLink):
             self.link.open_session_stream()
 

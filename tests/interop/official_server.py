@@ -3,8 +3,10 @@
 Runs under the interpreter from `tests.tooling.official_python()` (a venv holding the
 official SDK and not mcpgen), never inside the test process:
 
-    python official_server.py stdio
+    python official_server.py stdio [LABEL]
     python official_server.py http PORT      # Streamable HTTP on 127.0.0.1:PORT/mcp
+
+(LABEL is ignored: it only lets a test make its stdio command line unique.)
 
 It uses the SDK's high-level `MCPServer` and exposes
 
@@ -80,13 +82,13 @@ async def complete(ref: Any, argument: Any, context: Any) -> Completion | None:
 
 
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["stdio"]:
+    if argv[:1] == ["stdio"] and len(argv) <= 2:
         server.run("stdio")
         return 0
     if len(argv) == 2 and argv[0] == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(argv[1]))
         return 0
-    print("usage: official_server.py stdio | http PORT", file=sys.stderr)
+    print("usage: official_server.py stdio [LABEL] | http PORT", file=sys.stderr)
     return 2
 
 
