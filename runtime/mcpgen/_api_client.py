@@ -110,6 +110,8 @@ class Client:
         self._closed = False
         link.on_message = self._on_message
         link.on_closed = self._on_link_closed
+        if isinstance(link, HttpLink):
+            link.waiting = self._pending.__contains__
 
     # -- construction -----------------------------------------------------------------------------
     @classmethod
@@ -231,7 +233,7 @@ class Client:
         if remember:  # only what a probe learned is cached; a pinned era says nothing
             _VERDICTS[self.link.key()] = ("legacy", self.core.version)
         if isinstance(self.link, HttpLink):
-            self.link.open_session_stream()
+            await self.link.open_session_stream(self.core.version)
 
     # -- the message pump -------------------------------------------------------------------------
     def _on_message(self, frame: bytes, status: int | None, request_id: Any) -> None:
@@ -350,16 +352,32 @@ class Client:
             info = t.METHODS.get(method)
             if info is not None and info.input_required and self.core.era == "modern":
                 return await self._rounds(method, dict(params or {}), timeout, token)
-            rid, sent, frame = self.core.request(method, params, progress_token=token)
-            return self._typed(
-                method,
-                await self._exchange(
-                    rid, frame, self._headers(method, sent), timeout or self.timeout
-                ),
-            )
+            for attempt in (1, 2):
+                rid, sent, frame = self.core.request(method, params, progress_token=token)
+                headers = self._headers(method, sent)
+                answer = await self._exchange(rid, frame, headers, timeout or self.timeout)
+                if attempt == 1 and self._switched_version(answer[0]):
+                    continue
+                return self._typed(method, answer)
+            raise AssertionError("unreachable")
         finally:
             if token is not None:
                 self._progress.pop(token, None)
+
+    def _switched_version(self, incoming: Incoming) -> bool:
+        """A modern server refused our version (-32022): adopt one it lists, once
+        (lifecycle page: pick a mutually supported version and retry)."""
+        if self.core.era != "modern" or incoming.kind != "error":
+            return False
+        error = incoming.error or {}
+        if error.get("code") != proto.UNSUPPORTED_VERSION:
+            return False
+        supported = (error.get("data") or {}).get("supported") or []
+        ours = [v for v in proto.MODERN if v in supported]
+        if not ours:
+            return False
+        self.core.version = ours[0]
+        return True
 
     def _headers(self, method: str, sent: dict[str, Any]) -> dict[str, str]:
         params_headers = (
@@ -379,23 +397,18 @@ class Client:
         trip = RoundTrip(
             self.core, method, params, max_rounds=self.max_rounds, progress_token=token
         )
-        refreshed = False
+        retried = False  # one stale-header refresh or version switch per call
         while True:
             rid, sent, frame = trip.request()
-            incoming, _ = await self._exchange(
-                rid, frame, self._headers(method, sent), timeout or self.timeout
-            )
+            headers = self._headers(method, sent)
+            incoming, _ = await self._exchange(rid, frame, headers, timeout or self.timeout)
             if incoming.kind != "response":
                 error = incoming.error or {}
-                if (
-                    error.get("code") == proto.HEADER_MISMATCH
-                    and method == "tools/call"
-                    and not refreshed
-                ):
-                    refreshed = (
-                        True  # our view of the tool's headers may be stale (transports page)
-                    )
-                    await self.list_tools(refresh=True)
+                stale = error.get("code") == proto.HEADER_MISMATCH and method == "tools/call"
+                if not retried and (stale or self._switched_version(incoming)):
+                    retried = True
+                    if stale:  # our view of the tool's headers may be stale (transports page)
+                        await self.list_tools(refresh=True)
                     trip.rounds -= 1
                     continue
                 raise self.core.raise_error(error)

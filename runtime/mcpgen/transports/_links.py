@@ -174,6 +174,8 @@ class HttpLink(Link):
     a legacy session adds its id to every request, a GET stream and a DELETE."""
 
     http = True
+    waiting: Callable[[Any], bool] = staticmethod(lambda request_id: False)
+    max_resumptions = 3
 
     def __init__(
         self,
@@ -192,6 +194,7 @@ class HttpLink(Link):
         self._owns_client = client is None
         self.timeout = timeout
         self.session_id: str | None = None
+        self.version_header: dict[str, str] = {}
         self.streams: dict[Any, asyncio.Task[Any]] = {}
         self.background: set[asyncio.Task[Any]] = set()
 
@@ -247,21 +250,67 @@ class HttpLink(Link):
         status = response.status_code
         ctype = response.headers.get("content-type", "")
         if ctype.startswith("text/event-stream"):
-            data: list[str] = []
-            async for line in response.aiter_lines():
-                if line.startswith("data:"):
-                    data.append(line[5:].lstrip())
-                elif line == "" and data:
-                    payload = "\n".join(data).strip()
-                    data = []
-                    if payload:
-                        self.on_message(payload.encode(), status, request_id)
+            last_id, retry_ms = await self._events(response, status, request_id)
+            await self._resume(request_id, last_id, retry_ms)
             return
         body = await response.aread()
         if body.strip() and ctype.startswith("application/json"):
             self.on_message(body, status, request_id)
         elif status >= 400 and request_id is not None:
             self._synthetic(request_id, status, body.decode(errors="replace")[:300])
+
+    async def _events(self, response: Any, status: int, request_id: Any) -> tuple[str | None, int]:
+        """Feed an SSE stream's messages; returns its last event id and retry hint."""
+        data: list[str] = []
+        last_id, retry_ms = None, 1000
+        async for line in response.aiter_lines():
+            if line.startswith("data:"):
+                data.append(line[5:].lstrip())
+            elif line.startswith("id:"):
+                last_id = line[3:].strip()
+            elif line.startswith("retry:") and line[6:].strip().isdigit():
+                retry_ms = int(line[6:].strip())
+            elif line == "" and data:
+                payload = "\n".join(data).strip()  # a priming event has empty data: skipped
+                data = []
+                if payload:
+                    self.on_message(payload.encode(), status, request_id)
+        return last_id, retry_ms
+
+    async def _resume(self, request_id: Any, last_id: str | None, retry_ms: int) -> None:
+        """A legacy SSE stream that ended before its response: wait the server's `retry`,
+        then GET with `Last-Event-ID` and read the response there (resumability)."""
+        for _ in range(self.max_resumptions):
+            if request_id is None or last_id is None or self.session_id is None:
+                return
+            if not self.waiting(request_id):
+                return
+            await asyncio.sleep(retry_ms / 1000)
+            headers = {
+                **self.base_headers,
+                **self.version_header,
+                "accept": "text/event-stream",
+                "mcp-session-id": self.session_id,
+                "last-event-id": last_id,
+            }
+            async with self._client.stream("GET", self.url, headers=headers) as response:
+                if response.status_code != 200:
+                    return
+                reader = asyncio.ensure_future(self._events(response, 200, request_id))
+                waiter = asyncio.ensure_future(self._until_answered(request_id))
+                finished, _ = await asyncio.wait(
+                    {reader, waiter}, return_when=asyncio.FIRST_COMPLETED
+                )
+                if reader in finished:
+                    waiter.cancel()
+                    last_id, retry_ms = reader.result()
+                    continue
+                reader.cancel()
+                return
+
+    async def _until_answered(self, request_id: Any) -> None:
+        while self.waiting(request_id):
+            await asyncio.sleep(0.02)
 
     def _synthetic(self, request_id: Any, status: int | None, text: str) -> None:
         error = {"code": -32000 if status is None else 0, "message": text or f"HTTP {status}"}
@@ -277,21 +326,31 @@ class HttpLink(Link):
             task.cancel()  # closing the response stream cancels a modern request
         return True
 
-    def open_session_stream(self) -> None:
-        """The standalone GET stream of a legacy session (server-initiated messages)."""
-        if self.session_id is not None:
-            self._spawn(self._get())
+    async def open_session_stream(self, version: str, wait: float = 5.0) -> None:
+        """The standalone GET stream of a legacy session (server-initiated messages);
+        returns once the server answered it, so nothing sent on it can be missed."""
+        self.version_header = {"mcp-protocol-version": version}
+        if self.session_id is None:
+            return
+        opened = asyncio.Event()
+        self._spawn(self._get(opened))
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(opened.wait(), wait)
 
-    async def _get(self) -> None:
+    async def _get(self, opened: asyncio.Event) -> None:
         headers = {
             **self.base_headers,
+            **self.version_header,
             "accept": "text/event-stream",
             "mcp-session-id": self.session_id or "",
         }
-        with contextlib.suppress(Exception):
+        try:
             async with self._client.stream("GET", self.url, headers=headers) as response:
+                opened.set()
                 if response.status_code == 200:
-                    await self._consume(response, None)
+                    await self._events(response, 200, None)
+        except Exception:  # a server without a standalone stream: nothing to listen to
+            opened.set()
 
     async def close(self) -> None:
         if self.session_id is not None and self._client is not None:
