@@ -60,6 +60,7 @@ import datetime as dt
 import gc
 import importlib.util
 import json
+import math
 import os
 import platform
 import shlex
@@ -645,12 +646,16 @@ class Compare:
     @property
     def ratio(self) -> float:
         """Ratio of the medians: official / ours."""
-        return self.official_median / self.ours_median
+        ours = self.ours_median
+        return self.official_median / ours if ours > 0 else math.nan
 
     @property
     def paired_quartiles(self) -> tuple[float, float, float]:
-        """Lower quartile, median and upper quartile of the per-repeat ratios."""
-        ratios = [o / m for o, m in zip(self.official, self.ours, strict=True)]
+        """Lower quartile, median and upper quartile of the per-repeat ratios (a repeat
+        whose mcpgen figure is not positive, possible for a difference, is left out)."""
+        ratios = [o / m for o, m in zip(self.official, self.ours, strict=True) if m > 0]
+        if len(ratios) < 2:
+            return math.nan, math.nan, math.nan
         q1, q2, q3 = statistics.quantiles(ratios, n=4, method="inclusive")
         return q1, q2, q3
 
@@ -710,7 +715,7 @@ async def run(settings: Settings) -> Results:
 
     async with AsyncExitStack() as stack:
         # -- in memory: each SDK's own in-process route, then its server alone on it.
-        memory: list[tuple[str, Pair, Pair]] = []
+        memory: list[tuple[str, Pair, Pair, Pair]] = []
         for era, mode in (("modern", MODERN_VERSION), ("legacy", "legacy")):
             ours_client = mcpgen.Client.memory(ours_server, era=era)
             ours_side, ours_sent = await stack.enter_async_context(
@@ -734,8 +739,16 @@ async def run(settings: Settings) -> Results:
             )
             round_trip = Pair(f"in memory, round trip, {era}", ours_side, off_side)
             alone = Pair(f"in memory, server alone, {era}", ours_alone, off_alone)
-            pairs += [round_trip, alone]
-            memory.append((_era(version), round_trip, alone))
+            # Informational: the official session-level call, without the Client's
+            # input-required driver around it (mcpgen's side is the same call as above).
+            session = Pair(
+                f"in memory, official ClientSession.call_tool, {era}",
+                Side("mcpgen client", _echo_call(ours_client)),
+                Side("official ClientSession", _echo_call(off_client.session)),
+            )
+            check_echo(await session.official.call(), "official ClientSession")
+            pairs += [round_trip, alone, session]
+            memory.append((_era(version), round_trip, alone, session))
 
         # -- stdio: both clients against both servers, both eras.
         print("starting the stdio servers", file=sys.stderr, flush=True)
@@ -771,7 +784,7 @@ async def run(settings: Settings) -> Results:
 
         await measure(pairs, settings)
 
-        for era, round_trip, alone in memory:
+        for era, round_trip, alone, session in memory:
             memory_rows += [
                 MemoryRow(
                     "Round trip: client + its own server",
@@ -793,6 +806,21 @@ async def run(settings: Settings) -> Results:
                         _minus(round_trip.official.wall, alone.official.wall),
                     ),
                     target=True,
+                ),
+                MemoryRow(
+                    "Round trip, official `ClientSession.call_tool`",
+                    era,
+                    Compare(session.ours.wall, session.official.wall),
+                    target=False,
+                ),
+                MemoryRow(
+                    "Client share, official `ClientSession.call_tool`",
+                    era,
+                    Compare(
+                        _minus(session.ours.wall, alone.ours.wall),
+                        _minus(session.official.wall, alone.official.wall),
+                    ),
+                    target=False,
                 ),
             ]
         for (server_label, era), pair in stdio.items():
@@ -911,7 +939,7 @@ MEMORY_HEADER: Final = (
 
 def _memory_cells(row: MemoryRow) -> tuple[str, ...]:
     c = row.compare
-    share = row.label.startswith("Client share")
+    share = "share" in row.label
     return (
         row.label,
         row.era,

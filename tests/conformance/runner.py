@@ -2,6 +2,7 @@
 
     python -m tests.conformance.runner --spec 2026-07-28 --url http://127.0.0.1:8000/mcp
     python -m tests.conformance.runner --spec both --start   # starts examples/everything.py
+    python -m tests.conformance.runner --spec both --client  # tests examples/conformance_client.py
 
 A scenario passes when none of its checks is FAILURE or WARNING (stricter than the
 suite's own exit code without a baseline). Scenarios listed in expected-failures.yml
@@ -15,6 +16,7 @@ import argparse
 import contextlib
 import json
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -28,6 +30,8 @@ from tests import tooling
 
 REPO = Path(__file__).resolve().parents[2]
 EXPECTED_FAILURES = Path(__file__).with_name("expected-failures.yml")
+EXPECTED_CLIENT_FAILURES = Path(__file__).with_name("expected-failures-client.yml")
+CLIENT = REPO / "examples" / "conformance_client.py"
 LEGS = ("2025-11-25", "2026-07-28")
 BAD = ("FAILURE", "WARNING")
 
@@ -52,9 +56,9 @@ class Leg:
         return out
 
 
-def expected_failures() -> set[str]:
+def expected_failures(path: Path = EXPECTED_FAILURES) -> set[str]:
     names = set()
-    for raw in EXPECTED_FAILURES.read_text().splitlines():
+    for raw in path.read_text().splitlines():
         entry = raw.split("#", 1)[0].strip()
         if entry.startswith("- "):
             names.add(entry[2:].strip())
@@ -67,25 +71,28 @@ def suite_cli() -> Path:
 
 
 def run_leg(url: str, spec: str, out: Path, timeout: int = 900) -> Leg:
+    """The suite against a server at `url`."""
+    cmd = ["server", "--url", url, "--suite", "all", "--spec-version", spec, "-o", str(out)]
+    return _run_suite(cmd, spec, out, timeout)
+
+
+def run_client_leg(spec: str, out: Path, timeout: int = 900) -> Leg:
+    """The suite's mock servers against examples/conformance_client.py."""
+    command = f"exec {shlex.quote(sys.executable)} {shlex.quote(str(CLIENT))}"
+    cmd = ["client", "--command", command, "--suite", "all", "--spec-version", spec, "-o", str(out)]
+    return _run_suite(cmd, spec, out, timeout)
+
+
+def _run_suite(args: list[str], spec: str, out: Path, timeout: int) -> Leg:
     node, cli = tooling.node22(), suite_cli()
     out.mkdir(parents=True, exist_ok=True)
-    cmd = [
-        node,
-        str(cli),
-        "server",
-        "--url",
-        url,
-        "--suite",
-        "all",
-        "--spec-version",
-        spec,
-        "-o",
-        str(out),
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    proc = subprocess.run(
+        [node, str(cli), *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
     leg = Leg(spec, proc.returncode, log=proc.stdout + proc.stderr)
-    for checks_file in sorted(out.glob("*/checks.json")):
-        name = checks_file.parent.name.removeprefix("server-").rsplit("-20", 1)[0]
+    for checks_file in sorted(out.glob("**/checks.json")):
+        relative = checks_file.parent.relative_to(out)
+        name = str(relative).removeprefix("server-").rsplit("-20", 1)[0]
         leg.scenarios[name] = json.loads(checks_file.read_text())
     return leg
 
@@ -138,9 +145,9 @@ def everything_server() -> Iterator[str]:
                 proc.wait()
 
 
-def judge(legs: list[Leg]) -> tuple[int, int, list[str]]:
+def judge(legs: list[Leg], allowed: set[str] | None = None) -> tuple[int, int, list[str]]:
     """(scenarios passed, failed, problems) over all legs, with expected failures."""
-    allowed = expected_failures()
+    allowed = expected_failures() if allowed is None else allowed
     passed = failed = 0
     problems: list[str] = []
     for leg in legs:
@@ -173,14 +180,19 @@ def main() -> int:
     args = parser.parse_args()
     specs = LEGS if args.spec == "both" else (args.spec,)
     out = args.out or Path(tempfile.mkdtemp(prefix="conformance-"))
-    with contextlib.ExitStack() as stack:
-        url = args.url or stack.enter_context(everything_server())
-        legs = [run_leg(url, spec, out / spec) for spec in specs]
+    allowed = None
+    if args.client:
+        legs = [run_client_leg(spec, out / spec) for spec in specs]
+        allowed = expected_failures(EXPECTED_CLIENT_FAILURES)
+    else:
+        with contextlib.ExitStack() as stack:
+            url = args.url or stack.enter_context(everything_server())
+            legs = [run_leg(url, spec, out / spec) for spec in specs]
     for leg in legs:
         for name, checks in leg.scenarios.items():
             mark = "FAIL" if name in leg.failing() else "ok  "
             print(f"{mark} {name} @{leg.spec} ({len(checks)} checks)")
-    passed, failed, problems = judge(legs)
+    passed, failed, problems = judge(legs, allowed)
     for problem in problems:
         print("PROBLEM", problem)
     print(f"{passed} passed, {failed} failed")

@@ -1,4 +1,5 @@
-"""The official conformance suite against examples/everything.py over HTTP, both legs.
+"""The official conformance suite in both legs: server mode against examples/everything.py
+over HTTP, client mode against examples/conformance_client.py.
 
 Every scenario of `--suite all --spec-version 2025-11-25` and `... 2026-07-28` must
 pass (no FAILURE and no WARNING check), except those listed, with a reason, in
@@ -34,3 +35,20 @@ def test_conformance_leg(url: str, spec: str, tmp_path: Path) -> None:
     assert not problems, "\n".join(problems)
     assert len(leg.scenarios) >= MIN_SCENARIOS[spec], sorted(leg.scenarios)
     assert failed == 0 and passed == len(leg.scenarios)
+
+
+# Client scenarios per leg in 0.2.0-alpha.12 (auth included; those are expected failures).
+MIN_CLIENT_SCENARIOS = {"2025-11-25": 19, "2026-07-28": 33}
+
+
+@pytest.mark.needs_node
+@pytest.mark.parametrize("spec", runner.LEGS)
+def test_client_conformance_leg(spec: str, tmp_path: Path) -> None:
+    """examples/conformance_client.py (mcpgen.Client) against the suite's mock servers."""
+    leg = runner.run_client_leg(spec, tmp_path / spec)
+    allowed = runner.expected_failures(runner.EXPECTED_CLIENT_FAILURES)
+    _, failed, problems = runner.judge([leg], allowed)
+    assert not problems, "\n".join(problems)
+    assert len(leg.scenarios) >= MIN_CLIENT_SCENARIOS[spec], sorted(leg.scenarios)
+    assert all(name.startswith("auth/") for name in leg.failing()), leg.failing()
+    assert failed == 0
