@@ -75,56 +75,26 @@ def discover(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
     return msgspec.Raw(core.discover())
 
 
-def list_tools(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
-    tools = [tool.definition for tool in core.registry.tools.values()]
-    return core.page(
-        "tools/list",
-        call.version,
-        call.era,
-        _cursor(params),
-        tools,
-        lambda items, nxt: t.ListToolsResult(tools=items, next_cursor=nxt or UNSET, **_HINT),
-    )
+def _lister(method: str, field: str, select: Callable[[Any], Any]) -> Handler:
+    """A paginated list method: the registry entries' definitions, one cached page at a
+    time, in the result type the generated table names for `method`."""
+    result_type = t.METHODS[method].result
+
+    def handler(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
+        items = [entry.definition for entry in select(core.registry)]
+
+        def build(page: list[Any], nxt: str | None) -> Any:
+            return result_type(**{field: page}, next_cursor=nxt or UNSET, **_HINT)
+
+        return core.page(method, call.version, call.era, _cursor(params), items, build)
+
+    return handler
 
 
-def list_prompts(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
-    prompts = [p.definition for p in core.registry.prompts.values()]
-    return core.page(
-        "prompts/list",
-        call.version,
-        call.era,
-        _cursor(params),
-        prompts,
-        lambda items, nxt: t.ListPromptsResult(prompts=items, next_cursor=nxt or UNSET, **_HINT),
-    )
-
-
-def list_resources(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
-    resources = [r.definition for r in core.registry.resources.values()]
-    return core.page(
-        "resources/list",
-        call.version,
-        call.era,
-        _cursor(params),
-        resources,
-        lambda items, nxt: t.ListResourcesResult(
-            resources=items, next_cursor=nxt or UNSET, **_HINT
-        ),
-    )
-
-
-def list_templates(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
-    templates = [r.definition for r in core.registry.templates]
-    return core.page(
-        "resources/templates/list",
-        call.version,
-        call.era,
-        _cursor(params),
-        templates,
-        lambda items, nxt: t.ListResourceTemplatesResult(
-            resource_templates=items, next_cursor=nxt or UNSET, **_HINT
-        ),
-    )
+list_tools = _lister("tools/list", "tools", lambda r: r.tools.values())
+list_prompts = _lister("prompts/list", "prompts", lambda r: r.prompts.values())
+list_resources = _lister("resources/list", "resources", lambda r: r.resources.values())
+list_templates = _lister("resources/templates/list", "resource_templates", lambda r: r.templates)
 
 
 # -- tools -----------------------------------------------------------------------------------
