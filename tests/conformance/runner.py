@@ -17,16 +17,15 @@ import contextlib
 import json
 import os
 import shlex
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests import tooling
+from tests.processes import everything_http
 
 REPO = Path(__file__).resolve().parents[2]
 EXPECTED_FAILURES = Path(__file__).with_name("expected-failures.yml")
@@ -97,52 +96,11 @@ def _run_suite(args: list[str], spec: str, out: Path, timeout: int) -> Leg:
     return leg
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextlib.contextmanager
 def everything_server() -> Iterator[str]:
-    """examples/everything.py over HTTP on a free loopback port."""
-    port = free_port()
-    with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                str(REPO / "examples" / "everything.py"),
-                "--transport",
-                "http",
-                "--port",
-                str(port),
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=REPO,
-        )
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                if proc.poll() is not None:
-                    log.seek(0)
-                    raise RuntimeError(f"the server exited: {log.read().decode(errors='replace')}")
-                with (
-                    contextlib.suppress(OSError),
-                    socket.create_connection(("127.0.0.1", port), timeout=0.2),
-                ):
-                    break
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the server did not start listening within 30 s")
-                time.sleep(0.05)
-            yield f"http://127.0.0.1:{port}/mcp"
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    """examples/everything.py over HTTP on a free loopback port (its log in a temp dir)."""
+    with tempfile.TemporaryDirectory() as tmp, everything_http(Path(tmp) / "server.log") as url:
+        yield url
 
 
 def judge(legs: list[Leg], allowed: set[str] | None = None) -> tuple[int, int, list[str]]:

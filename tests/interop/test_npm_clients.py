@@ -19,22 +19,18 @@ transport carried; the assertions below check both the API-level results and the
 
 from __future__ import annotations
 
-import contextlib
 import json
-import socket
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.processes import EVERYTHING, everything_http
 from tests.tooling import node22, npm_package
 
 HERE = Path(__file__).resolve().parent
-EVERYTHING = HERE.parent.parent / "examples" / "everything.py"
 
 # Pinned exact versions (the newest published when these tests were written; v1: the
 # newest 1.x release).
@@ -67,60 +63,6 @@ def v2_modules() -> Path:
 @pytest.fixture(scope="module")
 def v1_modules() -> Path:
     return npm_package(V1_SDK)
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-
-
-@contextlib.contextmanager
-def _http_server(log: Path) -> Iterator[str]:
-    """`everything.py --transport http` on a free loopback port; yields its /mcp URL."""
-    port = _free_port()
-    with log.open("wb") as sink:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                str(EVERYTHING),
-                "--transport",
-                "http",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + SERVER_START_S
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"the HTTP server exited with {proc.returncode}: {log.read_text()}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"the HTTP server did not accept connections: {log.read_text()}")
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        _stop(proc)
 
 
 def _run_client(node: str, script: str, config: JsonObj, server_log: Path | None) -> JsonObj:
@@ -168,7 +110,7 @@ def _run(
         config["args"] = [str(EVERYTHING), "--transport", "stdio"]
         return _run_client(node, script, config, None)
     log = tmp_path / "server.log"
-    with _http_server(log) as url:
+    with everything_http(log) as url:
         config["url"] = url
         return _run_client(node, script, config, log)
 

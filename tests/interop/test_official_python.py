@@ -19,20 +19,17 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests import tooling
+from tests.processes import EVERYTHING, everything_http
 
 REPO = Path(__file__).resolve().parents[2]
-EVERYTHING = REPO / "examples" / "everything.py"
 CLIENT = Path(__file__).with_name("official_python_client.py")
 
 MODERN = "2026-07-28"
@@ -50,54 +47,6 @@ STATIC_TEXT = "This is the content of the static text resource."
 def official_python() -> str:
     """The interpreter of the cached venv holding the official SDK (skips without it)."""
     return tooling.official_python()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextlib.contextmanager
-def _http_server(log_path: Path) -> Iterator[str]:
-    """examples/everything.py over Streamable HTTP on a free loopback port."""
-    port = _free_port()
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                str(EVERYTHING),
-                "--transport",
-                "http",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=REPO,
-        )
-        try:
-            deadline = time.monotonic() + SERVER_START_TIMEOUT
-            while True:
-                if proc.poll() is not None:
-                    pytest.fail(f"the HTTP server exited early:\n{log_path.read_text()}")
-                with contextlib.suppress(OSError):
-                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                    break
-                if time.monotonic() > deadline:
-                    pytest.fail(f"the HTTP server did not listen within {SERVER_START_TIMEOUT} s")
-                time.sleep(0.05)
-            yield f"http://127.0.0.1:{port}/mcp"
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
 
 
 def _run_client(python: str, args: list[str]) -> tuple[int, dict[str, Any], str]:
@@ -212,7 +161,7 @@ def test_official_python_client(
     server_log = tmp_path / "server.log"
     with contextlib.ExitStack() as stack:
         if transport == "http":
-            url = stack.enter_context(_http_server(server_log))
+            url = stack.enter_context(everything_http(server_log))
             target = ["--url", url]
         else:
             target = ["--stdio", "--", sys.executable, str(EVERYTHING), "--transport", "stdio"]

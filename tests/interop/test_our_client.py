@@ -23,11 +23,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import socket
-import subprocess
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +36,7 @@ from mcpgen import Client
 from mcpgen.transports._links import HttpLink, StdioLink
 from mcpgen.types import ElicitResult
 from tests import tooling
+from tests.processes import http_server
 
 HERE = Path(__file__).resolve().parent
 OFFICIAL_SERVER = HERE / "official_server.py"
@@ -172,50 +171,9 @@ def official_python() -> str:
     return tooling.official_python()
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-
-
-@contextlib.contextmanager
-def _official_http(python: str, log: Path) -> Iterator[str]:
-    """official_server.py over Streamable HTTP on a free loopback port; yields its URL."""
-    port = _free_port()
-    with log.open("wb") as sink:
-        proc = subprocess.Popen(
-            [python, str(OFFICIAL_SERVER), "http", str(port)],
-            stdin=subprocess.DEVNULL,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            cwd=HERE,
-        )
-    try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"the HTTP server exited with {proc.returncode}: {log.read_text()}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"the HTTP server did not accept connections: {log.read_text()}")
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        _stop(proc)
+def _official_http(python: str, log: Path) -> contextlib.AbstractContextManager[str]:
+    """The official server over Streamable HTTP on a free loopback port."""
+    return http_server(lambda port: [python, str(OFFICIAL_SERVER), "http", str(port)], log)
 
 
 def _official_stdio(python: str) -> list[str]:
