@@ -44,6 +44,11 @@ _INVALIDATES = {
 }
 
 
+def _expire(future: asyncio.Future[Any], timeout: float) -> None:
+    if not future.done():
+        future.set_exception(TimeoutError(f"no response within {timeout} s"))
+
+
 async def _maybe(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
@@ -308,19 +313,21 @@ class Client:
     async def _exchange(
         self, rid: Any, frame: bytes, headers: dict[str, str], timeout: float | None
     ) -> tuple[Incoming, int | None]:
-        future: asyncio.Future[tuple[Incoming, int | None]] = (
-            asyncio.get_running_loop().create_future()
-        )
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[tuple[Incoming, int | None]] = loop.create_future()
         self._pending[rid] = future
+        timer = None if timeout is None else loop.call_later(timeout, _expire, future, timeout)
         try:
             await self.link.send(frame, headers, rid)
-            return await asyncio.wait_for(asyncio.shield(future), timeout)
+            return await future
         except (TimeoutError, asyncio.CancelledError):
             self._pending.pop(rid, None)
             await self._cancel(rid)
             raise
         finally:
             self._pending.pop(rid, None)
+            if timer is not None:
+                timer.cancel()
 
     async def _cancel(self, rid: Any) -> None:
         """Tell the server to stop: close the HTTP stream (modern), or send
@@ -380,6 +387,8 @@ class Client:
         return True
 
     def _headers(self, method: str, sent: dict[str, Any]) -> dict[str, str]:
+        if not self.link.http:
+            return {}  # mirrored headers are for HTTP only
         params_headers = (
             self._tool_headers.get(sent.get("name", "")) if method == "tools/call" else None
         )

@@ -13,6 +13,7 @@ import pytest
 
 from mcpgen import CacheHint, Client, ClientError, Context, McpError, Server
 from mcpgen._api_client import _VERDICTS
+from mcpgen.transports._links import StdioLink
 from mcpgen_types import latest as t
 from tests.server.conftest import build_server
 
@@ -244,8 +245,25 @@ def test_stdio_shutdown_and_stderr_forwarding(caplog: pytest.LogCaptureFixture) 
         _VERDICTS.clear()
         async with Client.stdio([*FAKE, "error"], era="legacy") as c:
             await c.list_tools()
-            proc = c.link.proc
-        assert proc is not None and proc.returncode is not None  # closed stdin: it exited
+            link = c.link
+        assert isinstance(link, StdioLink) and link.returncode is not None  # stdin closed: exited
 
     run(main())
     assert any("server stderr: got tools/list" in r.getMessage() for r in caplog.records)
+
+
+def test_stdio_large_frames_both_ways_and_pipelined_calls() -> None:
+    """A 3 MiB argument fills the pipe (the write waits for it to drain) and its 3 MiB
+    echo arrives in many reads; 200 concurrent calls each get their own answer."""
+    bench = Path(__file__).resolve().parents[2] / "examples" / "bench_server.py"
+
+    async def main() -> None:
+        async with Client.stdio([sys.executable, str(bench), "stdio"], era="modern") as c:
+            big = "x" * (3 * 1024 * 1024 - 1000) + "é\r"
+            result = await c.call_tool("echo", {"text": big})
+            assert result.content[0].text == big
+            texts = [f"call-{i}" for i in range(200)]
+            results = await asyncio.gather(*(c.call_tool("echo", {"text": s}) for s in texts))
+            assert [r.content[0].text for r in results] == texts
+
+    run(main())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -17,6 +18,7 @@ from mcpgen_types import latest as t
 __all__ = ["ClientCore", "Incoming", "ProbeVerdict"]
 
 _encode = msgspec.json.Encoder().encode
+_ENCODED: Final = (msgspec.Raw, bytes)
 MODERN_ERRORS: Final = frozenset(
     {proto.HEADER_MISMATCH, proto.MISSING_CAPABILITY, proto.UNSUPPORTED_VERSION}
 )
@@ -26,6 +28,11 @@ _LEGACY_DEFAULTS: Final[dict[str, Any]] = {
     "ttlMs": 0,
     "cacheScope": "private",
 }
+
+
+@functools.cache
+def _decoder(result_type: Any) -> msgspec.json.Decoder[Any]:
+    return msgspec.json.Decoder(result_type)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,11 +193,22 @@ class ClientCore:
     def result(self, method: str, raw: Any) -> Any:
         """A result typed by the newest revision: the method's result, or an
         InputRequiredResult when the server asks for input."""
-        data = msgspec.json.decode(raw) if isinstance(raw, msgspec.Raw | bytes) else raw
+        info = t.METHODS.get(method)
+        encoded = isinstance(raw, _ENCODED)
+        if encoded and info is not None and not info.cacheable:
+            # The common case in one pass: a complete result decoded straight to its type
+            # (anything else, or a mismatch, takes the checked path below).
+            try:
+                typed = _decoder(info.result).decode(raw)
+            except msgspec.ValidationError:
+                pass
+            else:
+                if getattr(typed, "result_type", "complete") == "complete":
+                    return typed
+        data = msgspec.json.decode(raw) if encoded else raw
         if not isinstance(data, dict):
             raise McpError(-32603, f"{method}: the result is not an object")
         kind = data.get("resultType", "complete")
-        info = t.METHODS.get(method)
         if kind == "input_required":
             if info is None or not info.input_required:
                 raise McpError(-32603, f"{method}: the server asked for input where it may not")

@@ -55,7 +55,10 @@ class Link:
 
 
 class StdioLink(Link):
-    """A server subprocess speaking newline-delimited JSON-RPC on its stdin/stdout."""
+    """A server subprocess speaking newline-delimited JSON-RPC on its stdin/stdout.
+
+    Lines are split and delivered inside the pipe's read callback (no reader task,
+    no stream buffer in between); writes wait only while the pipe is paused."""
 
     def __init__(
         self,
@@ -63,6 +66,7 @@ class StdioLink(Link):
         env: dict[str, str] | None = None,
         cwd: str | None = None,
         shutdown_grace: float = 2.0,
+        max_line: int = 64 * 1024 * 1024,
     ) -> None:
         if not command:
             raise ValueError("a stdio server needs a command")
@@ -70,68 +74,114 @@ class StdioLink(Link):
         self.env = env
         self.cwd = cwd
         self.grace = shutdown_grace
-        self.proc: asyncio.subprocess.Process | None = None
-        self.tasks: list[asyncio.Task[Any]] = []
+        self.max_line = max_line
+        self.transport: asyncio.SubprocessTransport | None = None
+        self.stdin: asyncio.WriteTransport | None = None
+        self.exited: asyncio.Future[int] | None = None
+        self.paused: asyncio.Future[None] | None = None
+        self.out = bytearray()
+        self.err = bytearray()
 
     def key(self) -> str:
         return "stdio:" + "\x00".join(self.command)
 
+    @property
+    def returncode(self) -> int | None:
+        return None if self.transport is None else self.transport.get_returncode()
+
     async def start(self) -> None:
-        self.proc = await asyncio.create_subprocess_exec(
+        loop = asyncio.get_running_loop()
+        self.exited = loop.create_future()
+        self.transport, _ = await loop.subprocess_exec(
+            lambda: _StdioProtocol(self),
             *self.command,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             env={**os.environ, **(self.env or {})},
             cwd=self.cwd,
-            limit=64 * 1024 * 1024,
         )
-        self.tasks = [asyncio.ensure_future(self._read()), asyncio.ensure_future(self._stderr())]
+        self.stdin = self.transport.get_pipe_transport(0)  # type: ignore[assignment]
 
-    async def _read(self) -> None:
-        assert self.proc is not None
-        assert self.proc.stdout is not None
-        try:
-            while line := await self.proc.stdout.readline():
-                line = line.rstrip(b"\r\n")
-                if line:
-                    self.on_message(line, None, None)
-        finally:
-            self.on_closed()
+    def _stdout(self, data: bytes) -> None:
+        buffer = self.out
+        buffer += data
+        start = 0
+        while (end := buffer.find(b"\n", start)) >= 0:
+            line = bytes(buffer[start:end]).rstrip(b"\r")
+            start = end + 1
+            if line:
+                self.on_message(line, None, None)
+        del buffer[:start]
+        if len(buffer) > self.max_line:
+            log.error("server line longer than %d bytes; discarded", self.max_line)
+            buffer.clear()
 
-    async def _stderr(self) -> None:
-        assert self.proc is not None
-        assert self.proc.stderr is not None
-        while line := await self.proc.stderr.readline():
+    def _stderr(self, data: bytes) -> None:
+        buffer = self.err
+        buffer += data
+        *lines, rest = bytes(buffer).split(b"\n")
+        for line in lines:
             log.info("server stderr: %s", line.decode(errors="replace").rstrip())
+        buffer[:] = rest[-65536:]
 
     async def send(
         self, frame: bytes, headers: dict[str, str] | None = None, request_id: Any = None
     ) -> None:
-        assert self.proc is not None
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(frame + b"\n")
-        await self.proc.stdin.drain()
+        if self.stdin is None or self.stdin.is_closing():
+            raise ConnectionError("the server's stdin is closed")
+        self.stdin.write(frame + b"\n")
+        if self.paused is not None:
+            await asyncio.shield(self.paused)
 
     async def close(self) -> None:
         """Close stdin, wait, then SIGTERM, wait, then SIGKILL (stdio transport page)."""
-        proc = self.proc
-        if proc is None:
+        transport, exited = self.transport, self.exited
+        if transport is None or exited is None:
             return
-        if proc.stdin is not None and not proc.stdin.is_closing():
-            proc.stdin.close()
+        if self.stdin is not None and not self.stdin.is_closing():
+            self.stdin.close()
         for sig in (None, signal.SIGTERM, signal.SIGKILL):
-            if sig is not None and proc.returncode is None:
+            if sig is not None and transport.get_returncode() is None:
                 with contextlib.suppress(ProcessLookupError):
-                    proc.send_signal(sig)
+                    transport.send_signal(sig)
             try:
-                await asyncio.wait_for(proc.wait(), self.grace)
+                await asyncio.wait_for(asyncio.shield(exited), self.grace)
                 break
             except TimeoutError:
                 continue
-        for task in self.tasks:
-            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
-                await asyncio.wait_for(task, 1.0)
+        transport.close()
+
+
+class _StdioProtocol(asyncio.SubprocessProtocol):
+    def __init__(self, link: StdioLink) -> None:
+        self.link = link
+        self.open_pipes = 2
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        if fd == 1:
+            self.link._stdout(data)
+        else:
+            self.link._stderr(data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            self.link.on_closed()
+
+    def pause_writing(self) -> None:
+        if self.link.paused is None:
+            self.link.paused = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        paused, self.link.paused = self.link.paused, None
+        if paused is not None and not paused.done():
+            paused.set_result(None)
+
+    def process_exited(self) -> None:
+        exited = self.link.exited
+        if exited is not None and not exited.done():
+            exited.set_result(self.link.returncode or 0)
+        self.resume_writing()
 
 
 class MemoryLink(Link):
@@ -140,20 +190,17 @@ class MemoryLink(Link):
     def __init__(self, server: Any) -> None:
         self.server = server
         self.connection: Any = None
-        self.task: asyncio.Task[Any] | None = None
 
     def key(self) -> str:
         return f"memory:{id(self.server)}"
 
     async def start(self) -> None:
-        self.connection = MemoryConnection(self.server)
-        self.task = asyncio.ensure_future(self._read())
+        self.connection = MemoryConnection(self.server, sink=self._frame)
 
-    async def _read(self) -> None:
-        try:
-            while True:
-                self.on_message(await self.connection.receive(), None, None)
-        except EOFError:
+    def _frame(self, frame: bytes) -> None:
+        if frame:
+            self.on_message(frame, None, None)
+        else:
             self.on_closed()
 
     async def send(
@@ -164,9 +211,6 @@ class MemoryLink(Link):
     async def close(self) -> None:
         if self.connection is not None:
             await self.connection.close()
-        if self.task is not None:
-            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
-                await asyncio.wait_for(self.task, 1.0)
 
 
 class HttpLink(Link):

@@ -1,14 +1,15 @@
 """An in-process connection to a server: the stdio framing without a process.
 
 `MemoryConnection(server)` gives a client (or a test) `send(line)` and `receive()`;
-the server side is an ordinary core session, so both eras and every feature work as
-they do over stdio.
+with `sink`, the server's frames are handed to `sink(frame)` as they are produced
+instead (and `sink(b"")` once closed). The server side is an ordinary core session, so
+both eras and every feature work as they do over stdio.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from mcpgen._server import DEFERRED, Channel, Pending
@@ -19,8 +20,9 @@ _EOF = b""
 
 
 class MemoryConnection(Channel):
-    def __init__(self, server: Any) -> None:
+    def __init__(self, server: Any, sink: Callable[[bytes], None] | None = None) -> None:
         self.inbox: asyncio.Queue[bytes] = asyncio.Queue()
+        self.sink = sink or self.inbox.put_nowait
         self.tasks: set[asyncio.Task[Any]] = set()
         self.session = server.session(self)
         self.closed = False
@@ -28,7 +30,7 @@ class MemoryConnection(Channel):
     # -- server side ------------------------------------------------------------------------------
     def notify(self, frame: bytes) -> None:
         if not self.closed:
-            self.inbox.put_nowait(frame)
+            self.sink(frame)
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.ensure_future(coro)
@@ -72,4 +74,4 @@ class MemoryConnection(Channel):
         if self.tasks:
             await asyncio.wait(self.tasks, timeout=2)
         self.closed = True
-        self.inbox.put_nowait(_EOF)
+        self.sink(_EOF)
