@@ -6,7 +6,7 @@ import asyncio
 import dataclasses
 import logging
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, TypeVar, overload
 
 from msgspec import UNSET
@@ -38,6 +38,17 @@ def _event_loop_runner() -> Callable[[Any], Any]:
     return uvloop.run
 
 
+def _spawn(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+    """How the core starts a task's work: an asyncio task on the running loop."""
+    return asyncio.ensure_future(coro)
+
+
+def _ms(seconds: float, what: str) -> int:
+    if seconds <= 0:
+        raise ConfigurationError(f"{what} must be positive")
+    return max(1, round(seconds * 1000))
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -47,6 +58,9 @@ class Server:
 
     Register tools, resources, resource templates, prompts and completions with the
     decorators; handlers may be sync or async and may take a `Context` parameter.
+    Tools registered with `task=` may run as tasks (the `io.modelcontextprotocol/tasks`
+    extension); `task_ttl_seconds` (None: unlimited) and `task_poll_seconds` are what
+    their tasks advertise as `ttlMs` and `pollIntervalMs`.
     """
 
     def __init__(
@@ -67,9 +81,15 @@ class Server:
         state_ttl_seconds: float = 900.0,
         bus: SubscriptionBus | None = None,
         extensions: Mapping[str, dict[str, Any]] | None = None,
+        task_ttl_seconds: float | None = 3600.0,
+        task_poll_seconds: float = 1.0,
     ) -> None:
         if page_size < 1:
             raise ConfigurationError("page_size must be at least 1")
+        self._task_ttl_ms = (
+            None if task_ttl_seconds is None else _ms(task_ttl_seconds, "task_ttl_seconds")
+        )
+        self._task_poll_ms = _ms(task_poll_seconds, "task_poll_seconds")
         self.info = t.Implementation(
             name=name,
             version=version,
@@ -105,6 +125,9 @@ class Server:
                 logging=self._logging,
                 extensions=self._extensions,
                 bus=self._bus,
+                spawn=_spawn,
+                task_ttl_ms=self._task_ttl_ms,
+                task_poll_ms=self._task_poll_ms,
             )
         return self._core
 
@@ -125,7 +148,15 @@ class Server:
 
     def tool(self, fn: F | None = None, /, **options: Any) -> Any:
         """Register a tool. Options: name, title, description, annotations,
-        input_schema (a raw JSON Schema; needs jsonschema-rs), output_schema, icons, meta."""
+        input_schema (a raw JSON Schema; needs jsonschema-rs), output_schema, icons, meta,
+        task and detach.
+
+        `task="optional"`: when the request declares the Tasks extension the call runs
+        as a task (the client gets a CreateTaskResult at once and polls it); otherwise
+        as an ordinary call. `task="required"`: only as a task (-32021 for a client
+        without the extension). With `detach=True` (async handlers) the handler runs
+        inside the request, input-required rounds included, until it awaits
+        `ctx.detach()`; only then does the client get the task."""
 
         def register(f: F) -> F:
             self.add_tool(f, **options)
@@ -246,9 +277,10 @@ class Server:
         self._publish(ChangeEvent(RESOURCE, uri))
 
     def close(self) -> None:
-        """Graceful shutdown of the core: every open listen stream gets its final result."""
+        """Graceful shutdown of the core: every open listen stream gets its final result
+        and every unfinished task is cancelled."""
         if self._core is not None:
-            self._core.close_listeners()
+            self._core.close()
 
     # -- serving ---------------------------------------------------------------------------------
     def asgi_app(self, **options: Any) -> McpAsgiApp:

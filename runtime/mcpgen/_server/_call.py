@@ -59,6 +59,7 @@ class Call:
         "cancelled",
         "caps",
         "channel",
+        "detachable",
         "era",
         "info",
         "input_responses",
@@ -70,6 +71,7 @@ class Call:
         "progress_token",
         "request_id",
         "state",
+        "task",
         "version",
     )
 
@@ -100,6 +102,8 @@ class Call:
         self.cancelled = False
         self.cancel_hook: Any = None
         self.last_progress: float | None = None
+        self.task: Any = None  # the TaskRecord this call runs as (Tasks extension), if any
+        self.detachable = False  # may still turn into a task (`await ctx.detach()`)
 
     def capabilities(self) -> t.ClientCapabilities:
         return msgspec.convert(self.caps, t.ClientCapabilities)
@@ -123,6 +127,9 @@ class Call:
             self.cancel_hook()
 
     def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        if self.task is not None:  # no progress notifications for tasks: a status message
+            self.task.note_progress(progress, total, message)
+            return
         token = self.progress_token
         if token is None or self.cancelled or type(token) not in (str, int):
             return

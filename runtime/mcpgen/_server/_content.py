@@ -20,6 +20,7 @@ __all__ = [
     "audio",
     "embedded_blob",
     "embedded_text",
+    "failure",
     "image",
     "resource_link",
     "structured",
@@ -101,6 +102,13 @@ def structured(value: Any, *, summary: str | None = None) -> t.CallToolResult:
 def tool_error(message: str) -> t.CallToolResult:
     """A tool execution error the model can read and act on (`isError: true`)."""
     return t.CallToolResult(content=[text(message)], is_error=True)
+
+
+def failure(name: str, exc: Exception, masked: bool) -> t.CallToolResult:
+    """A tool handler's exception as the tool error the model sees."""
+    if masked:
+        return tool_error(f"Tool {name!r} failed.")
+    return tool_error(f"Tool {name!r} failed: {type(exc).__name__}: {exc}")
 
 
 def to_call_result(value: Any) -> t.CallToolResult:

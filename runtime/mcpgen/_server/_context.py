@@ -10,7 +10,7 @@ called again with the answers in `ctx.input_responses` and its state in `ctx.sta
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Coroutine, Generator, Mapping
 from typing import Any
 
 import msgspec
@@ -18,7 +18,69 @@ from msgspec import UNSET
 
 from mcpgen_types import latest as t
 
-__all__ = ["Context", "InputRequired", "elicit_form", "elicit_url", "list_roots", "sample"]
+__all__ = [
+    "DETACH",
+    "Context",
+    "InputRequired",
+    "elicit_form",
+    "Drive",
+    "elicit_url",
+    "finish",
+    "list_roots",
+    "sample",
+]
+
+
+class _Detach:
+    """What `await ctx.detach()` yields to the library's driver of the handler: the
+    driver stops there, answers the request with the task, and resumes the same
+    coroutine in the task's own runner. Never reaches the event loop."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[Any, Any, None]:
+        yield self
+
+
+DETACH = _Detach()
+
+
+class Drive:
+    """Await a handler coroutine step by step, passing every other step to the event
+    loop, until it returns -> (False, value) or awaits `ctx.detach()` -> (True, None).
+    There it stays suspended, for another task to drive on."""
+
+    __slots__ = ("coro",)
+
+    def __init__(self, coro: Coroutine[Any, Any, Any]) -> None:
+        self.coro = coro
+
+    def __await__(self) -> Generator[Any, Any, tuple[bool, Any]]:
+        coro = self.coro
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                step = coro.send(value) if error is None else coro.throw(error)
+            except StopIteration as stop:
+                return False, stop.value
+            if step is DETACH:
+                return True, None
+            try:
+                value, error = (yield step), None
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:  # cancellation included: the handler sees it
+                value, error = None, exc
+
+
+async def finish(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Drive a (detached) handler coroutine to its end."""
+    while True:
+        detached, value = await Drive(coro)
+        if not detached:  # only a stray DETACH gets here: detach() is a no-op in a task
+            return value
 
 
 class InputRequired:
@@ -151,21 +213,40 @@ class Context:
         """The answer to input request `key`, or None if there is none yet."""
         return self._call.input_responses.get(key)
 
+    # -- tasks (the io.modelcontextprotocol/tasks extension) --------------------------------
+    @property
+    def task_id(self) -> str | None:
+        """The id of the task this handler runs as, or None when it answers the request
+        itself (the tool is not task-enabled, or the client did not declare the extension)."""
+        task = self._call.task
+        return None if task is None else str(task.id)
+
+    async def detach(self) -> None:
+        """For tools registered with `detach=True`: answer the request with a task now and
+        go on running as that task. Before this point the handler runs inside the request
+        (it may ask for input with `InputRequired` rounds); afterwards the client polls the
+        task. Await it directly in the handler. A no-op when there is nothing to detach
+        from (already a task, or the client cannot take one)."""
+        if self._call.detachable and self._call.task is None:
+            await DETACH
+
     # -- cancellation, progress, logging --------------------------------------------------
     @property
     def cancelled(self) -> bool:
-        """True once the client cancelled this request (stop early; no reply is sent)."""
+        """True once the client cancelled this request or its task (stop early)."""
         return self._call.cancelled  # type: ignore[no-any-return]
 
     def progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
         """Report progress if the client asked for it (`_meta.progressToken`); values must
-        increase, and ones that do not are dropped."""
+        increase, and ones that do not are dropped. In a task it sets the task's
+        `statusMessage` instead (tasks carry no progress notifications)."""
         self._call.progress(progress, total, message)
 
     def log(self, level: str, data: Any, logger: str | None = None) -> None:
-        """Send a log message if the request's level (or the legacy session's) admits it."""
+        """Send a log message if the request's level (or the legacy session's) admits it
+        (dropped in a task: tasks carry no log notifications)."""
         self._call.log(level, data, logger)
 
     def debug(self, data: Any, logger: str | None = None) -> None:

@@ -35,6 +35,7 @@ from mcpgen._server._bus import (
 )
 from mcpgen._server._defs import CompletionDef, PromptDef, ResourceDef, TemplateDef, ToolDef
 from mcpgen._server._state import Sealer
+from mcpgen._server._tasks import TASKS, Spawn, TaskStore
 from mcpgen_types import latest as t
 
 __all__ = ["CacheHint", "Registry", "ServerCore"]
@@ -73,6 +74,9 @@ class ServerCore:
         logging: bool,
         extensions: dict[str, dict[str, Any]],
         bus: SubscriptionBus | None = None,
+        spawn: Spawn | None = None,
+        task_ttl_ms: int | None = 3_600_000,
+        task_poll_ms: int = 1000,
     ) -> None:
         self.info = info
         self.instructions = instructions
@@ -88,20 +92,29 @@ class ServerCore:
         self.bus: SubscriptionBus = bus if bus is not None else InMemoryBus()
         self._unsubscribe = self.bus.subscribe(self.deliver)
         self.registry = registry
+        self.tasks = TaskStore(self, spawn, ttl_ms=task_ttl_ms, poll_ms=task_poll_ms)
         self._pages: dict[tuple[str, str, int], bytes] = {}
         self._discover: bytes | None = None
+        self._caps: dict[str, Any] | None = None
 
     # -- registry snapshots ---------------------------------------------------------------
     def swap(self, registry: Registry, changed: Iterable[str]) -> None:
         self.registry = registry
         self._pages.clear()
         self._discover = None
+        self._caps = None
         for kind in changed:
             if kind:
                 self.bus.publish(ChangeEvent(kind))
 
     def capabilities(self) -> dict[str, Any]:
-        """Server capabilities as builtins (converted to each revision's type on use)."""
+        """Server capabilities as builtins (converted to each revision's type on use);
+        computed once per registry snapshot, so callers must not change the dict."""
+        if self._caps is None:
+            self._caps = self._capabilities()
+        return self._caps
+
+    def _capabilities(self) -> dict[str, Any]:
         r = self.registry
         caps: dict[str, Any] = {}
         if r.tools:
@@ -114,14 +127,19 @@ class ServerCore:
             caps["completions"] = {}
         if self.logging:
             caps["logging"] = {}
-        if self.extensions:
-            caps["extensions"] = dict(self.extensions)
+        extensions = dict(self.extensions)
+        if any(tool.task is not None for tool in r.tools.values()):
+            extensions[TASKS] = {}
+        if extensions:
+            caps["extensions"] = extensions
         return caps
 
     def has_feature(self, method: str) -> bool:
         """Capability gating: a feature method is served only when advertised."""
         prefix = method.split("/", 1)[0]
         caps = self.capabilities()
+        if prefix == "tasks":
+            return TASKS in caps.get("extensions", {})
         needed = {
             "tools": "tools",
             "prompts": "prompts",
@@ -202,6 +220,11 @@ class ServerCore:
             self.listeners.pop(key, None)
             result = t.SubscriptionsListenResult(meta={META_SUBSCRIPTION_ID: listener.request_id})
             listener.channel.reply(result_frame(listener.request_id, self.stamp_listen(result)))
+
+    def close(self) -> None:
+        """Graceful shutdown: listen streams get their final result, running tasks end."""
+        self.close_listeners()
+        self.tasks.close()
 
     def stamp_listen(self, result: t.SubscriptionsListenResult) -> t.SubscriptionsListenResult:
         result.meta = {**result.meta, **self.server_meta}

@@ -66,6 +66,8 @@ class ToolDef:
     validator: Any  # jsonschema-rs validator for a raw input schema, else None
     context_param: str | None
     headers: Mapping[str, tuple[str, str]]  # lower-case header name -> (property, JSON type)
+    task: str | None = None  # "optional" | "required": may run as a task (Tasks extension)
+    detach: bool = False  # runs in the request until `await ctx.detach()`
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,10 +228,19 @@ def build_tool(
     output_schema: dict[str, Any] | None = None,
     icons: list[t.Icon] | None = None,
     meta: dict[str, Any] | None = None,
+    task: str | None = None,
+    detach: bool = False,
 ) -> ToolDef:
     tool_name = name or fn.__name__
     if not _TOOL_NAME.match(tool_name):
         raise ConfigurationError(f"tool name {tool_name!r}: use 1-128 of A-Z a-z 0-9 _ - .")
+    if task not in (None, "optional", "required"):
+        raise ConfigurationError(f"tool {tool_name!r}: task must be 'optional' or 'required'")
+    if detach and (task is None or not inspect.iscoroutinefunction(fn)):
+        raise ConfigurationError(
+            f"tool {tool_name!r}: detach=True needs task='optional' or 'required' and an "
+            "async handler (it awaits ctx.detach())"
+        )
     params, hints, ctx = _signature(fn, context_type)
     args_type, validator = None, None
     if input_schema is not None:
@@ -286,6 +297,8 @@ def build_tool(
         validator=validator,
         context_param=ctx,
         headers=_header_params(tool_name, schema),
+        task=task,
+        detach=detach,
     )
 
 

@@ -21,9 +21,19 @@ from mcpgen import _protocol as proto
 from mcpgen._errors import McpError
 from mcpgen._server._bus import Listener
 from mcpgen._server._call import DEFERRED, Call
-from mcpgen._server._content import to_call_result, tool_error
+from mcpgen._server._content import failure, to_call_result, tool_error
 from mcpgen._server._context import Context, InputRequired
 from mcpgen._server._state import params_digest
+from mcpgen._server._task_methods import (
+    CancelParams,
+    GetParams,
+    ListenParams,
+    UpdateParams,
+    cancel_task,
+    get_task,
+    update_task,
+)
+from mcpgen._server._tasks import TASKS, declared, missing
 from mcpgen_types import latest as t
 
 if TYPE_CHECKING:
@@ -41,6 +51,7 @@ class MethodSpec:
     modern: msgspec.json.Decoder[Any] | None
     mrtr: bool = False
     digest: Callable[[Any], str] | None = None
+    legacy: bool = True  # False: modern requests only (a legacy session gets -32601)
 
     def legacy_params(self, version: str, raw: Any) -> Any:
         if self.modern is None:  # a legacy-only method: the revision's own type
@@ -121,6 +132,10 @@ def call_tool(core: ServerCore, session: Any, call: Call, params: t.CallToolRequ
                 f"Invalid arguments for tool {tool.name!r}: " + "; ".join(errors[:10])
             )
         kwargs = dict(arguments)
+    if tool.task is not None:
+        answer = core.tasks.dispatch(call, tool, kwargs)
+        if answer is not None:
+            return answer
     if tool.context_param is not None:
         kwargs[tool.context_param] = Context(call)
     if tool.is_async:
@@ -145,9 +160,7 @@ async def _call_async(core: ServerCore, name: str, fn: Any, kwargs: dict[str, An
 
 
 def _failure(core: ServerCore, name: str, exc: Exception) -> t.CallToolResult:
-    if core.mask_errors:
-        return tool_error(f"Tool {name!r} failed.")
-    return tool_error(f"Tool {name!r} failed: {type(exc).__name__}: {exc}")
+    return failure(name, exc, core.mask_errors)
 
 
 # -- resources -------------------------------------------------------------------------------
@@ -323,12 +336,17 @@ def unsubscribe(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
 
 
 # -- subscriptions/listen ------------------------------------------------------------------------
-def listen(
-    core: ServerCore, session: Any, call: Call, params: t.SubscriptionsListenRequestParams
-) -> Any:
+def listen(core: ServerCore, session: Any, call: Call, params: ListenParams) -> Any:
     wanted = params.notifications
     caps = core.capabilities()
     honoured: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    if wanted.task_ids is not UNSET and TASKS in caps.get("extensions", {}):
+        if not declared(call):
+            raise missing("notifications.taskIds")
+        accepted = core.tasks.watchable(wanted.task_ids, call.principal)
+        honoured["taskIds"] = accepted
+        extra["taskIds"] = frozenset(accepted)
     if wanted.tools_list_changed is True and "tools" in caps:
         honoured["toolsListChanged"] = True
     if wanted.prompts_list_changed is True and "prompts" in caps:
@@ -349,7 +367,7 @@ def listen(
         bool(honoured.get("promptsListChanged")),
         bool(honoured.get("resourcesListChanged")),
         uris,
-        {},
+        extra,
     )
     ack = {
         "jsonrpc": "2.0",
@@ -444,7 +462,10 @@ METHODS: dict[str, MethodSpec] = {
             digest=_digest_read,
         ),
         MethodSpec("completion/complete", complete, _decoder("completion/complete")),
-        MethodSpec("subscriptions/listen", listen, _decoder("subscriptions/listen")),
+        MethodSpec("subscriptions/listen", listen, msgspec.json.Decoder(ListenParams)),
+        MethodSpec("tasks/get", get_task, msgspec.json.Decoder(GetParams), legacy=False),
+        MethodSpec("tasks/update", update_task, msgspec.json.Decoder(UpdateParams), legacy=False),
+        MethodSpec("tasks/cancel", cancel_task, msgspec.json.Decoder(CancelParams), legacy=False),
         MethodSpec("logging/setLevel", set_level, None),
         MethodSpec("resources/subscribe", subscribe, None),
         MethodSpec("resources/unsubscribe", unsubscribe, None),

@@ -30,6 +30,7 @@ __all__ = [
     "input_response",
     "legacy_input_request",
     "open_retry",
+    "request_kinds",
 ]
 
 
@@ -76,9 +77,8 @@ def _required(
     return None
 
 
-def input_required(
-    core: ServerCore, spec: MethodSpec, call: Call, params: Any, out: InputRequired
-) -> t.InputRequiredResult:
+def request_kinds(call: Call, out: InputRequired) -> dict[str, str]:
+    """The method of each input request, once the client declared what each one needs."""
     kinds = {}
     for key, request in out.requests.items():
         method = input_request_method(request)
@@ -88,6 +88,13 @@ def input_required(
                 missing, f"{call.method} needs the client capability {missing}"
             )
         kinds[key] = method
+    return kinds
+
+
+def input_required(
+    core: ServerCore, spec: MethodSpec, call: Call, params: Any, out: InputRequired
+) -> t.InputRequiredResult:
+    kinds = request_kinds(call, out)
     assert spec.digest is not None
     token = core.sealer.seal(
         {"s": out.state, "k": kinds},

@@ -188,7 +188,12 @@ class Session(BridgeMixin):
         if method == "ping":
             return rpc.result_frame(rid, {})
         known = proto.legacy_methods(version).get(method)
-        if spec is None or known is None or known.direction not in ("client_to_server", "both"):
+        if (
+            spec is None
+            or not spec.legacy  # e.g. tasks/get: 2025-11-25 knows one, of another shape
+            or known is None
+            or known.direction not in ("client_to_server", "both")
+        ):
             return rpc.error_frame(rid, proto.METHOD_NOT_FOUND, f"method not found: {method}")
         if not self.core.has_feature(method):
             return rpc.error_frame(rid, proto.METHOD_NOT_FOUND, f"method not found: {method}")
