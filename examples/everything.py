@@ -5,7 +5,8 @@
 
 The same handlers serve both eras: input requests written MRTR-style (return
 `InputRequired`) become input-required results for 2026-07-28 requests and real
-server-to-client requests for legacy (initialize) sessions.
+server-to-client requests for legacy (initialize) sessions. The task-enabled tools
+(Tasks extension) run as tasks for 2026-07-28 requests that declare the extension.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from mcpgen import (
     Context,
     Header,
     InputRequired,
+    McpError,
     Server,
     audio,
     elicit_form,
@@ -368,6 +370,80 @@ def test_input_required_result_capabilities(ctx: Context) -> Any:
     if caps.roots is not msgspec.UNSET:
         return InputRequired({"ask": list_roots()})
     return "no input capability declared"
+
+
+# -- tasks (the io.modelcontextprotocol/tasks extension) -----------------------------------------
+CONFIRM_FORM = {
+    "type": "object",
+    "properties": {"confirm": {"type": "boolean"}},
+    "required": ["confirm"],
+}
+
+
+def _content(answer: Any) -> dict[str, Any]:
+    return answer.content if isinstance(answer.content, dict) else {}
+
+
+@server.tool
+def greet(name: str) -> str:
+    """Greets someone (an ordinary tool: never a task)."""
+    return f"Hello, {name}!"
+
+
+@server.tool(task="optional")
+async def slow_compute(seconds: float, label: str = "") -> str:
+    """Works for `seconds`, then reports; a task when the client takes tasks."""
+    await asyncio.sleep(seconds)
+    return f"Computed {label or 'result'} in {seconds:g} s"
+
+
+@server.tool(task="required")
+async def failing_job() -> Any:
+    """Runs for about a second, then reports a tool execution error (only as a task)."""
+    await asyncio.sleep(1)
+    return tool_error("job failed")
+
+
+@server.tool(task="optional")
+async def protocol_error_job() -> str:
+    """Fails with a JSON-RPC error after a moment (a failed task)."""
+    await asyncio.sleep(0.2)
+    raise McpError(-32603, "protocol_error_job: internal failure")
+
+
+@server.tool(task="optional")
+def confirm_delete(ctx: Context, filename: str) -> Any:
+    """Asks the user to confirm, then deletes (nothing, really)."""
+    answer = ctx.input("confirm")
+    if answer is None:
+        return InputRequired({"confirm": elicit_form(f"Delete {filename}?", CONFIRM_FORM)})
+    confirmed = answer.action == "accept" and _content(answer).get("confirm") is True
+    return f"Deleted {filename}" if confirmed else f"Kept {filename}"
+
+
+@server.tool(task="optional")
+def multi_input(ctx: Context) -> Any:
+    """Asks two questions at once."""
+    name, confirm = ctx.input("name"), ctx.input("confirm")
+    if name is None or confirm is None:
+        return InputRequired(
+            {
+                "name": elicit_form("What is your name?", NAME_FORM),
+                "confirm": elicit_form("Proceed?", CONFIRM_FORM),
+            }
+        )
+    return f"{_content(name).get('name')}: confirm={_content(confirm).get('confirm')}"
+
+
+@server.tool(task="required", detach=True)
+async def test_tool_with_task(ctx: Context) -> Any:
+    """Asks for the user's name in the request, then goes on as a task to greet them."""
+    answer = ctx.input("user_name")
+    if answer is None or "name" not in _content(answer):
+        return InputRequired({"user_name": elicit_form("What is your name?", NAME_FORM)})
+    await ctx.detach()
+    await asyncio.sleep(0.2)
+    return f"Hello, {_content(answer)['name']}!"
 
 
 # -- headers and JSON Schema 2020-12 --------------------------------------------------------------

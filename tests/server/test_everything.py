@@ -333,3 +333,48 @@ def test_legacy_era_fixtures(c: Client) -> None:
         )["result"]
         == {}
     )  # type: ignore[index]
+
+
+TASKS_CAPS = {**SUITE_CAPS, "extensions": {"io.modelcontextprotocol/tasks": {}}}
+
+
+def test_task_fixtures() -> None:
+    """The Tasks extension fixtures: plain, task, input round in a task, MRTR-then-task."""
+
+    async def body(c: Client) -> None:
+        async def result(rid: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
+            reply = await c.areply(request(rid, method, params, caps=TASKS_CAPS))
+            assert "result" in reply, reply
+            return reply["result"]  # type: ignore[no-any-return]
+
+        async def settle(task_id: str, status: str = "completed") -> dict[str, Any]:
+            for rid in range(500):
+                task = await result(rid, "tasks/get", {"taskId": task_id})
+                if task["status"] == status:
+                    return task
+                await asyncio.sleep(0.01)
+            raise AssertionError(task)
+
+        greet = await result(1, "tools/call", {"name": "greet", "arguments": {"name": "Ada"}})
+        assert greet["content"][0]["text"] == "Hello, Ada!"
+        slow = await result(2, "tools/call", {"name": "slow_compute", "arguments": {"seconds": 0}})
+        assert (await settle(slow["taskId"]))["result"]["content"][0]["text"].startswith("Comp")
+        confirm = {"name": "confirm_delete", "arguments": {"filename": "a.txt"}}
+        task_id = (await result(3, "tools/call", confirm))["taskId"]
+        waiting = await settle(task_id, "input_required")
+        (key,) = waiting["inputRequests"]
+        answer = {key: {"action": "accept", "content": {"confirm": True}}}
+        await result(4, "tasks/update", {"taskId": task_id, "inputResponses": answer})
+        assert (await settle(task_id))["result"]["content"][0]["text"] == "Deleted a.txt"
+        first = await result(5, "tools/call", {"name": "test_tool_with_task", "arguments": {}})
+        retry = {
+            "name": "test_tool_with_task",
+            "arguments": {},
+            "requestState": first["requestState"],
+            "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Alice"}}},
+        }
+        created = await result(6, "tools/call", retry)
+        done = await settle(created["taskId"])
+        assert done["result"]["content"][0]["text"] == "Hello, Alice!"
+
+    asyncio.run(asyncio.wait_for(body(Client(everything.server)), 10))
