@@ -1,8 +1,12 @@
 """Run the official MCP conformance suite against an HTTP server and judge the result.
 
     python -m tests.conformance.runner --spec 2026-07-28 --url http://127.0.0.1:8000/mcp
-    python -m tests.conformance.runner --spec both --start   # starts examples/everything.py
+    python -m tests.conformance.runner --spec all --start    # starts examples/everything.py
     python -m tests.conformance.runner --spec both --client  # tests examples/conformance_client.py
+
+Server legs: one per spec version (`--suite all --spec-version S`: every scenario that
+applies to S, on S's wire), and `default` (`--suite all` alone: each scenario on the
+wire it was written for, extension scenarios included: Tasks `tasks-*`, skills).
 
 A scenario passes when none of its checks is FAILURE or WARNING (stricter than the
 suite's own exit code without a baseline). Scenarios listed in expected-failures.yml
@@ -32,6 +36,7 @@ EXPECTED_FAILURES = Path(__file__).with_name("expected-failures.yml")
 EXPECTED_CLIENT_FAILURES = Path(__file__).with_name("expected-failures-client.yml")
 CLIENT = REPO / "examples" / "conformance_client.py"
 LEGS = ("2025-11-25", "2026-07-28")
+SERVER_LEGS = (*LEGS, "default")
 BAD = ("FAILURE", "WARNING")
 
 
@@ -70,8 +75,10 @@ def suite_cli() -> Path:
 
 
 def run_leg(url: str, spec: str, out: Path, timeout: int = 900) -> Leg:
-    """The suite against a server at `url`."""
-    cmd = ["server", "--url", url, "--suite", "all", "--spec-version", spec, "-o", str(out)]
+    """The suite against a server at `url` (`spec`: a version, or "default")."""
+    cmd = ["server", "--url", url, "--suite", "all", "-o", str(out)]
+    if spec != "default":
+        cmd += ["--spec-version", spec]
     return _run_suite(cmd, spec, out, timeout)
 
 
@@ -128,19 +135,22 @@ def judge(legs: list[Leg], allowed: set[str] | None = None) -> tuple[int, int, l
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--spec", choices=[*LEGS, "both"], default="both")
+    parser.add_argument("--spec", choices=[*SERVER_LEGS, "both", "all"], default="both")
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--url")
     where.add_argument(
         "--start", action="store_true", help="serve examples/everything.py on a free port"
     )
+    where.add_argument(
+        "--client", action="store_true", help="test examples/conformance_client.py instead"
+    )
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
-    specs = LEGS if args.spec == "both" else (args.spec,)
+    specs = {"both": LEGS, "all": SERVER_LEGS}.get(args.spec, (args.spec,))
     out = args.out or Path(tempfile.mkdtemp(prefix="conformance-"))
     allowed = None
     if args.client:
-        legs = [run_client_leg(spec, out / spec) for spec in specs]
+        legs = [run_client_leg(spec, out / spec) for spec in specs if spec != "default"]
         allowed = expected_failures(EXPECTED_CLIENT_FAILURES)
     else:
         with contextlib.ExitStack() as stack:
