@@ -59,8 +59,9 @@ class Server:
     Register tools, resources, resource templates, prompts and completions with the
     decorators; handlers may be sync or async and may take a `Context` parameter.
     Tools registered with `task=` may run as tasks (the `io.modelcontextprotocol/tasks`
-    extension); `task_ttl_seconds` (None: unlimited) and `task_poll_seconds` are what
-    their tasks advertise as `ttlMs` and `pollIntervalMs`.
+    extension); `task_ttl_seconds` and `task_poll_seconds` are what their tasks
+    advertise as `ttlMs` and `pollIntervalMs` (a task is forgotten `ttlMs` after its
+    creation; None: never, until the server stops).
     """
 
     def __init__(

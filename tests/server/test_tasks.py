@@ -5,6 +5,7 @@ legacy sessions, malformed requests, listen notifications, and a transport."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import time
@@ -103,6 +104,12 @@ def build(**options: Any) -> tuple[Server, dict[str, Any]]:
             return "returned before detaching"
         await ctx.detach()
         return f"as a task: {ctx.task_id is not None}"
+
+    @server.tool(task="optional")
+    async def stubborn(ctx: Context) -> Any:
+        with contextlib.suppress(asyncio.CancelledError):  # swallowed: asks for input instead
+            await asyncio.sleep(30)
+        return InputRequired({"more": elicit_form("More?", FORM)})
 
     @server.tool(task="optional")
     async def report(ctx: Context) -> str:
@@ -283,6 +290,20 @@ def test_cancel_running_and_finished_tasks(built: Any) -> None:
         ack = await send(c, 4, "tasks/cancel", {"taskId": finished})
         assert ack["result"]["resultType"] == "complete"
         assert (await get(c, finished))["result"]["status"] == "completed"
+
+    run(server, body)
+
+
+def test_a_cancelled_task_stays_cancelled(built: Any) -> None:
+    server, _ = built
+
+    async def body(c: Client) -> None:
+        task_id = (await call(c, "stubborn"))["result"]["taskId"]
+        await asyncio.sleep(0.01)
+        await send(c, 2, "tasks/cancel", {"taskId": task_id})
+        await asyncio.sleep(0.01)
+        final = (await get(c, task_id))["result"]
+        assert final["status"] == "cancelled" and "inputRequests" not in final
 
     run(server, body)
 

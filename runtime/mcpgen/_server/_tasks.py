@@ -315,6 +315,8 @@ class TaskStore:
     def _ask(self, record: TaskRecord, out: InputRequired) -> None:
         """The handler needs input: the task waits in input_required with the requests
         under keys never used before in this task (a reused key gets a suffix)."""
+        if record.status in TERMINAL:
+            return  # cancelled meanwhile (the handler swallowed its cancellation)
         kinds = request_kinds(record.call, out)
         call = record.call
         if not out.requests:  # state only: run again at once with it
