@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 from mcpgen import CacheHint, Client, ClientError, Context, McpError, Server
-from mcpgen._api_client import _VERDICTS
+from mcpgen._connection import _VERDICTS
 from mcpgen.transports._links import StdioLink
 from mcpgen_types import latest as t
 from tests.server.conftest import build_server
