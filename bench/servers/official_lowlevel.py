@@ -30,18 +30,18 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _surface import SERVER_NAME, SERVER_VERSION, tool_definitions  # noqa: E402
+from _surface import SERVER_NAME, SERVER_VERSION, tool_definitions
 
 
 def build() -> Server[Any]:
-    modern_listing = mcp_types.ListToolsResult(
-        tools=[mcp_types.Tool.model_validate(d, by_name=False) for d in tool_definitions(modern=True)]
-    )
-    legacy_listing = mcp_types.ListToolsResult(
-        tools=[
-            mcp_types.Tool.model_validate(d, by_name=False) for d in tool_definitions(modern=False)
+    def listing(*, modern: bool) -> mcp_types.ListToolsResult:
+        tools = [
+            mcp_types.Tool.model_validate(d, by_name=False) for d in tool_definitions(modern=modern)
         ]
-    )
+        return mcp_types.ListToolsResult(tools=tools)
+
+    modern_listing = listing(modern=True)
+    legacy_listing = listing(modern=False)
 
     def text(value: str) -> mcp_types.CallToolResult:
         return mcp_types.CallToolResult(content=[mcp_types.TextContent(type="text", text=value)])
@@ -64,7 +64,8 @@ def build() -> Server[Any]:
     handlers.update(echo=echo, add=add)
 
     async def on_list_tools(ctx: Any, params: Any) -> mcp_types.ListToolsResult:
-        return modern_listing if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS else legacy_listing
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        return modern_listing if modern else legacy_listing
 
     async def on_call_tool(
         ctx: Any, params: mcp_types.CallToolRequestParams

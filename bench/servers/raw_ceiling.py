@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _surface import (  # noqa: E402
+from _surface import (
     MODERN_VERSION,
     SERVER_NAME,
     SERVER_VERSION,

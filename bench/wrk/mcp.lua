@@ -1,17 +1,29 @@
--- wrk script for the MCP benchmark suite (bench/suite.py): one POST, fixed body and
--- headers, built once per thread (no request() function, so wrk does no Lua work per
--- request). Set by the suite through the environment:
---   MCP_BODY      the JSON-RPC request body
+-- wrk script for the MCP benchmark suite (bench/suite.py): POSTs of one JSON-RPC
+-- request with fixed headers. Set by the suite through the environment:
+--   MCP_BODY      the JSON-RPC request body; its first `"id":<digits>` is replaced by a
+--                 counter, so no two requests in flight share an id (a legacy session
+--                 routes replies by id)
 --   MCP_HEADERS   "Name: value" lines, one header a line
 -- done() prints one line, "mcp-wrk-result " then a JSON object the suite reads.
 
 wrk.method = "POST"
-wrk.body = os.getenv("MCP_BODY") or ""
 for line in (os.getenv("MCP_HEADERS") or ""):gmatch("[^\n]+") do
   local name, value = line:match("^%s*([^:]+):%s*(.-)%s*$")
   if name then
     wrk.headers[name] = value
   end
+end
+
+local body = os.getenv("MCP_BODY") or ""
+local head, tail = body:match('^(.-"id":)%d+(.*)$')
+if head == nil then
+  error("MCP_BODY has no numeric \"id\"")
+end
+local counter = 0
+
+function request()
+  counter = counter + 1
+  return wrk.format(nil, nil, nil, head .. counter .. tail)
 end
 
 function done(summary, latency, requests)
