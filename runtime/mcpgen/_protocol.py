@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import importlib
 import re
 from collections.abc import Iterator, Mapping
@@ -18,10 +19,13 @@ from types import ModuleType
 from typing import Any, Final
 
 import msgspec
+from msgspec import UNSET
 
 import mcpgen_types
 from mcpgen._errors import McpError
 from mcpgen_types import latest as modern
+
+_encode = msgspec.json.Encoder().encode
 
 __all__ = [
     "INVALID_PARAMS",
@@ -300,6 +304,21 @@ def downgrade(version: str, method: str, result: Any) -> Any:
     the revision's own generated result type, which drops every field it lacks.
     """
     module = legacy_module(version)
+    info = module.METHODS.get(method)
+    if method == "tools/call" and info is not None and info.result is not None:
+        # The hot path, in one pass: the revision's own result type reads the modern
+        # JSON and drops what it lacks. Anything it cannot read (a content block or
+        # structured content the revision does not know) takes the general path below.
+        try:
+            legacy = _decoder(info.result).decode(_encode(result))
+        except msgspec.ValidationError:
+            pass
+        else:
+            meta = legacy.meta
+            if type(meta) is dict and META_SERVER_INFO in meta:
+                meta = {k: v for k, v in meta.items() if k != META_SERVER_INFO}
+                legacy.meta = meta or UNSET
+            return legacy
     data = msgspec.to_builtins(result)
     if isinstance(data, dict):
         for key in _MODERN_ONLY_RESULT_KEYS:
@@ -321,18 +340,28 @@ def downgrade(version: str, method: str, result: Any) -> Any:
             not isinstance(structured, dict) or not hasattr(module, "ResourceLink")
         ):
             del data["structuredContent"]
-    info = module.METHODS.get(method)
     if info is None or info.result is None:
         return data
     return msgspec.convert(data, info.result)
 
 
-def _downgrade_content(module: ModuleType, data: dict[str, Any]) -> None:
+@functools.cache
+def _decoder(result_type: type) -> msgspec.json.Decoder[Any]:
+    return msgspec.json.Decoder(result_type)
+
+
+@functools.cache
+def _known_blocks(module: ModuleType) -> frozenset[str]:
     known = {"text", "image", "resource"}
     if hasattr(module, "AudioContent"):
         known.add("audio")
     if hasattr(module, "ResourceLink"):
         known.add("resource_link")
+    return frozenset(known)
+
+
+def _downgrade_content(module: ModuleType, data: dict[str, Any]) -> None:
+    known = _known_blocks(module)
     for key in ("content", "messages"):
         items = data.get(key)
         if not isinstance(items, list):

@@ -57,9 +57,18 @@ class MethodSpec:
         if self.modern is None:  # a legacy-only method: the revision's own type
             info = proto.legacy_methods(version)[self.name]
             return msgspec.json.decode(raw if raw is not UNSET else b"{}", type=info.params)
-        data = msgspec.json.decode(raw, type=dict[str, Any]) if raw is not UNSET else {}
-        data.setdefault("_meta", {})
-        return msgspec.convert(data, t.METHODS[self.name].params)
+        return _lenient(t.METHODS[self.name].params).decode(raw if raw is not UNSET else b"{}")
+
+
+@functools.cache
+def _lenient(params_type: type) -> msgspec.json.Decoder[Any]:
+    """A decoder of the modern params type in which `_meta` may be absent (legacy
+    requests): a subclass whose `_meta` defaults to an empty dict."""
+    meta: Any = msgspec.field(default_factory=dict, name="_meta")
+    lenient = msgspec.defstruct(
+        params_type.__name__, [("meta", dict[str, Any], meta)], bases=(params_type,), kw_only=True
+    )
+    return msgspec.json.Decoder(lenient)
 
 
 # Cacheable results require their cache hints; the core stamps the configured ones.

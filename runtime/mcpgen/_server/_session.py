@@ -117,7 +117,14 @@ class Session(BridgeMixin):
         spec = METHODS.get(method)
         raw = frame.params
         params: Any = None
-        if spec is not None and spec.modern is not None and raw is not UNSET:
+        # A modern request is decoded once, straight to its params type. In a legacy
+        # session, where `_meta` rarely carries a version, the cheap probe goes first.
+        if (
+            self.legacy is None
+            and spec is not None
+            and spec.modern is not None
+            and raw is not UNSET
+        ):
             try:
                 params = spec.modern.decode(raw)
             except msgspec.ValidationError:
