@@ -8,8 +8,9 @@ the upstream JSON Schemas); `mcpgen.types` re-exports the newest modern revision
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from mcpgen._api import Server
-from mcpgen._api_client import Client
 from mcpgen._errors import ClientError, ConfigurationError, McpError
 from mcpgen._server import CacheHint, Channel, Session
 from mcpgen._server._content import (
@@ -60,3 +61,15 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from mcpgen._api_client import Client
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Client":  # loaded on first use: a server does not pay for the client
+        from mcpgen._api_client import Client  # noqa: PLC0415 (lazy)
+
+        globals()["Client"] = Client
+        return Client
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import sys
 from collections.abc import Callable, Coroutine, Mapping
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+import msgspec
 from msgspec import UNSET
 
 from mcpgen._errors import ConfigurationError
@@ -23,8 +23,10 @@ from mcpgen._server._defs import (
     build_tool,
 )
 from mcpgen._server._state import Sealer
-from mcpgen.transports import HttpOptions, McpAsgiApp, serve_stdio, uvicorn_server
 from mcpgen_types import latest as t
+
+if TYPE_CHECKING:
+    from mcpgen.transports._http import McpAsgiApp
 
 __all__ = ["Server"]
 
@@ -137,7 +139,7 @@ class Server:
         return Session(self.core, channel)
 
     def _update(self, kind: str, **changes: Any) -> None:
-        self._registry = dataclasses.replace(self._registry, **changes)
+        self._registry = msgspec.structs.replace(self._registry, **changes)
         if self._core is not None:  # serving: swap the snapshot, tell listeners
             self._core.swap(self._registry, [kind])
 
@@ -288,6 +290,8 @@ class Server:
         """The Streamable HTTP endpoint as an ASGI 3 app (mount it in any ASGI server or
         framework). Options: see `mcpgen.transports.HttpOptions` (path, max_body,
         keepalive_seconds, dns_rebinding_protection, allowed_hosts, allowed_origins ...)."""
+        from mcpgen.transports._http import HttpOptions, McpAsgiApp  # noqa: PLC0415 (lazy)
+
         store = options.pop("store", None)
         return McpAsgiApp(self, HttpOptions(**options), store)
 
@@ -304,9 +308,13 @@ class Server:
         if transport == "stdio":
             if not logging.getLogger().handlers:
                 logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+            from mcpgen.transports._stdio import serve_stdio  # noqa: PLC0415 (lazy)
+
             _event_loop_runner()(serve_stdio(self))
             return
         if transport != "http":
             raise ConfigurationError(f"unknown transport {transport!r}: use 'stdio' or 'http'")
+        from mcpgen.transports._http import uvicorn_server  # noqa: PLC0415 (lazy)
+
         server = uvicorn_server(self.asgi_app(**options), host, port, log_level=log_level)
         server.run()

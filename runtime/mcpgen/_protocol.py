@@ -31,7 +31,6 @@ __all__ = [
     "INVALID_PARAMS",
     "LATEST",
     "LEGACY",
-    "LEGACY_ONLY",
     "LOG_LEVELS",
     "META_CAPABILITIES",
     "META_CLIENT_INFO",
@@ -41,7 +40,6 @@ __all__ = [
     "META_SUBSCRIPTION_ID",
     "META_VERSION",
     "METHOD_NOT_FOUND",
-    "MODERN_METHODS",
     "NAME_PARAM",
     "SUPPORTED",
     "MetaError",
@@ -78,16 +76,6 @@ def legacy_methods(version: str) -> Mapping[str, Any]:
     methods: Mapping[str, Any] = legacy_module(version).METHODS
     return methods
 
-
-def _client_sent(table: Mapping[str, Any]) -> set[str]:
-    return {m for m, info in table.items() if info.direction in ("client_to_server", "both")}
-
-
-MODERN_METHODS: Final[frozenset[str]] = frozenset(_client_sent(modern.METHODS))
-# Methods a client can send only in a legacy session: with modern _meta they are unknown.
-LEGACY_ONLY: Final[frozenset[str]] = frozenset(
-    set().union(*(_client_sent(legacy_methods(v)) for v in LEGACY)) - MODERN_METHODS
-)
 
 # -- error codes and _meta keys (from the generated module of the newest revision) ----------
 METHOD_NOT_FOUND: Final = modern.METHOD_NOT_FOUND

@@ -145,6 +145,47 @@ def test_constraints_and_structs_in_arguments() -> None:
     assert bad["isError"] and "<= 10" in bad["content"][0]["text"]
 
 
+def test_tools_from_one_factory_share_a_shape_but_not_local_types() -> None:
+    """Tools made in a loop reuse one argument shape; a factory whose annotations name
+    its own locals gets each call's types, not the first call's."""
+    srv = Server("f")
+
+    def numbered(n: int) -> None:
+        def tool(query: str, limit: int = 10) -> str:
+            return f"{n}:{query}:{limit}"
+
+        srv.add_tool(tool, name=f"tool_{n}", description=f"number {n}")
+
+    def typed(label: str, kind: type) -> None:
+        Kind = kind  # noqa: N806 - named in the postponed annotation below
+
+        def tool(value: Kind) -> str:
+            return f"{label}:{value!r}"
+
+        srv.add_tool(tool, name=label)
+
+    for n in range(3):
+        numbered(n)
+    typed("ints", int)
+    typed("strs", str)
+    c = Client(srv)
+    tools = {tool["name"]: tool for tool in result(c, 1, "tools/list")["tools"]}
+    assert [tools[f"tool_{n}"]["description"] for n in range(3)] == [
+        "number 0",
+        "number 1",
+        "number 2",
+    ]
+    assert tools["tool_0"]["inputSchema"] == tools["tool_2"]["inputSchema"]
+    call = result(c, 2, "tools/call", {"name": "tool_2", "arguments": {"query": "q"}})
+    assert call["content"][0]["text"] == "2:q:10"
+    assert tools["ints"]["inputSchema"]["properties"]["value"] == {"type": "integer"}
+    assert tools["strs"]["inputSchema"]["properties"]["value"] == {"type": "string"}
+    bad = result(c, 3, "tools/call", {"name": "strs", "arguments": {"value": 5}})
+    assert bad["isError"]
+    good = result(c, 4, "tools/call", {"name": "strs", "arguments": {"value": "x"}})
+    assert good["content"][0]["text"] == "strs:'x'"
+
+
 def test_raw_schema_tools_are_validated() -> None:
     pytest.importorskip("jsonschema_rs")
     srv = Server("r")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 import msgspec
@@ -35,8 +34,7 @@ def _decoder(result_type: Any) -> msgspec.json.Decoder[Any]:
     return msgspec.json.Decoder(result_type)
 
 
-@dataclass(frozen=True, slots=True)
-class Incoming:
+class Incoming(msgspec.Struct, frozen=True):
     """One classified inbound message."""
 
     kind: Literal["response", "error", "notification", "request", "invalid"]
@@ -47,8 +45,7 @@ class Incoming:
     error: Any = None  # builtins (error)
 
 
-@dataclass(frozen=True, slots=True)
-class ProbeVerdict:
+class ProbeVerdict(msgspec.Struct, frozen=True):
     era: Literal["modern", "legacy", "retry"]
     version: str | None = None  # modern: the version to use; retry: the one to try
 

@@ -9,7 +9,6 @@ the answers with `answer()`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -24,18 +23,15 @@ if TYPE_CHECKING:
 __all__ = ["Done", "NeedInput", "Retry", "RoundTrip"]
 
 
-@dataclass(frozen=True, slots=True)
-class Done:
+class Done(msgspec.Struct, frozen=True):
     result: Any
 
 
-@dataclass(frozen=True, slots=True)
-class NeedInput:
+class NeedInput(msgspec.Struct, frozen=True):
     requests: dict[str, Any]  # key -> an InputRequest (ElicitRequest, CreateMessageRequest, ...)
 
 
-@dataclass(frozen=True, slots=True)
-class Retry:
+class Retry(msgspec.Struct, frozen=True):
     delay: float  # seconds to wait before retrying with only the state
 
 

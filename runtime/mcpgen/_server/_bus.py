@@ -9,16 +9,16 @@ implements the same two methods to reach other workers.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Protocol
+
+import msgspec
 
 __all__ = ["ChangeEvent", "InMemoryBus", "SubscriptionBus"]
 
 TOOLS, PROMPTS, RESOURCES, RESOURCE = "tools", "prompts", "resources", "resource"
 
 
-@dataclass(frozen=True, slots=True)
-class ChangeEvent:
+class ChangeEvent(msgspec.Struct, frozen=True):
     kind: str  # "tools" | "prompts" | "resources" (list changed) | "resource" (one updated)
     uri: str | None = None
 
@@ -59,8 +59,7 @@ def uri_covers(subscribed: str, updated: str) -> bool:
     return updated.startswith(parent)
 
 
-@dataclass(slots=True)
-class Listener:
+class Listener(msgspec.Struct):
     """One open `subscriptions/listen` stream."""
 
     request_id: Any

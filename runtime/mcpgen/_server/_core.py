@@ -9,7 +9,6 @@ which drops every cached encoding, and publishes the matching list-changed event
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import msgspec
@@ -44,19 +43,17 @@ _encode = msgspec.json.Encoder().encode
 CACHEABLE = tuple(m for m, info in t.METHODS.items() if info.cacheable)
 
 
-@dataclass(frozen=True, slots=True)
-class CacheHint:
+class CacheHint(msgspec.Struct, frozen=True):
     ttl_ms: int = 0
     scope: Literal["public", "private"] = "private"  # "public": results never depend on who asks
 
 
-@dataclass(frozen=True)
-class Registry:
-    tools: dict[str, ToolDef] = field(default_factory=dict)
-    resources: dict[str, ResourceDef] = field(default_factory=dict)
+class Registry(msgspec.Struct, frozen=True):
+    tools: dict[str, ToolDef] = msgspec.field(default_factory=dict)
+    resources: dict[str, ResourceDef] = msgspec.field(default_factory=dict)
     templates: tuple[TemplateDef, ...] = ()
-    prompts: dict[str, PromptDef] = field(default_factory=dict)
-    completions: dict[tuple[str, str], CompletionDef] = field(default_factory=dict)
+    prompts: dict[str, PromptDef] = msgspec.field(default_factory=dict)
+    completions: dict[tuple[str, str], CompletionDef] = msgspec.field(default_factory=dict)
     fallback_completion: CompletionDef | None = None
 
 

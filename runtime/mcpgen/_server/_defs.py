@@ -8,7 +8,6 @@ import inspect
 import re
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Annotated, Any, get_args, get_origin
 
 import msgspec
@@ -21,11 +20,16 @@ from mcpgen._server._context import InputRequired
 from mcpgen._server._templates import UriTemplate
 from mcpgen_types import latest as t
 
-jsonschema_rs: Any
-try:  # raw JSON Schema tools are validated with jsonschema-rs (the `validation` extra)
-    import jsonschema_rs
-except ImportError:  # pragma: no cover - depends on the environment
-    jsonschema_rs = None
+
+def _jsonschema_rs() -> Any:
+    """jsonschema-rs (the `validation` extra) validates raw JSON Schema tools; it is
+    imported with the first such tool. None when it is not installed."""
+    try:
+        import jsonschema_rs  # noqa: PLC0415 (optional, and only for raw schemas)
+    except ImportError:  # pragma: no cover - depends on the environment
+        return None
+    return jsonschema_rs
+
 
 __all__ = [
     "CompletionDef",
@@ -44,8 +48,7 @@ __all__ = [
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
 
-@dataclass(frozen=True)
-class Header:
+class Header(msgspec.Struct, frozen=True):
     """Mirror a tool argument into an `Mcp-Param-<name>` HTTP header:
     `region: Annotated[str, Header("Region")]`."""
 
@@ -56,8 +59,7 @@ def _opt(value: Any) -> Any:
     return UNSET if value is None else value
 
 
-@dataclass(frozen=True, slots=True)
-class ToolDef:
+class ToolDef(msgspec.Struct, frozen=True):
     name: str
     fn: Callable[..., Any]
     is_async: bool
@@ -70,8 +72,7 @@ class ToolDef:
     detach: bool = False  # runs in the request until `await ctx.detach()`
 
 
-@dataclass(frozen=True, slots=True)
-class ResourceDef:
+class ResourceDef(msgspec.Struct, frozen=True):
     uri: str
     definition: t.Resource
     fn: Callable[..., Any] | None
@@ -80,8 +81,7 @@ class ResourceDef:
     static: Any = None  # str | bytes when registered without a reader
 
 
-@dataclass(frozen=True, slots=True)
-class TemplateDef:
+class TemplateDef(msgspec.Struct, frozen=True):
     template: UriTemplate
     definition: t.ResourceTemplate
     fn: Callable[..., Any]
@@ -89,19 +89,17 @@ class TemplateDef:
     context_param: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class PromptDef:
+class PromptDef(msgspec.Struct, frozen=True):
     name: str
     definition: t.Prompt
     fn: Callable[..., Any]
     is_async: bool
     context_param: str | None
     required: tuple[str, ...] = ()
-    accepted: frozenset[str] = field(default_factory=frozenset)
+    accepted: frozenset[str] = msgspec.field(default_factory=frozenset)
 
 
-@dataclass(frozen=True, slots=True)
-class CompletionDef:
+class CompletionDef(msgspec.Struct, frozen=True):
     fn: Callable[..., Any]
     is_async: bool
 
@@ -132,6 +130,10 @@ def _signature(
     return params, hints, ctx
 
 
+class _CallerHints(dict[str, Any]):
+    """Hints resolved with the callers' locals: they may differ between two calls."""
+
+
 def _hints_with_caller_locals(fn: Callable[..., Any]) -> dict[str, Any]:
     localns: dict[str, Any] = {}
     frame = inspect.currentframe()
@@ -141,7 +143,7 @@ def _hints_with_caller_locals(fn: Callable[..., Any]) -> dict[str, Any]:
         localns = {**frame.f_locals, **localns}
         frame = frame.f_back
     try:
-        return typing.get_type_hints(fn, localns=localns, include_extras=True)
+        return _CallerHints(typing.get_type_hints(fn, localns=localns, include_extras=True))
     except Exception as exc:
         raise ConfigurationError(f"cannot resolve the annotations of {fn!r}: {exc}") from None
 
@@ -209,6 +211,74 @@ def _output_schema(annotation: Any) -> dict[str, Any] | None:
 
 
 # -- builders ------------------------------------------------------------------------------
+_EMPTY = inspect.Signature.empty
+
+
+class _Shape(msgspec.Struct, frozen=True):
+    """What a typed tool's signature gives: its arguments struct and schemas."""
+
+    ctx: str | None
+    args_type: type
+    schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    keep: Any = None  # holds what the cache key names by identity (the globals)
+
+
+# Tools made from one function body (a factory called in a loop) share a shape.
+_SHAPES: dict[Any, _Shape] = {}
+
+
+def _typed_shape(fn: Callable[..., Any], context_type: type) -> _Shape:
+    try:
+        code, space = fn.__code__, fn.__globals__
+        key: Any = (
+            code,
+            context_type,
+            fn.__defaults__,
+            tuple((fn.__kwdefaults__ or {}).items()),
+            tuple(fn.__annotations__.items()),
+            id(space),
+        )
+        hash(key)
+    except (AttributeError, TypeError):  # not a plain function, or unhashable defaults
+        key = space = None
+    shape = _SHAPES.get(key) if key is not None else None
+    if shape is not None:
+        return shape
+    params, hints, ctx = _signature(fn, context_type)
+    fields: list[tuple[Any, ...]] = []
+    for p in params:
+        annotation = _with_header_meta(hints.get(p.name, Any))
+        if p.default is inspect.Parameter.empty:
+            fields.append((p.name, annotation))
+        else:
+            fields.append((p.name, annotation, p.default))
+    args_type = msgspec.defstruct(f"{fn.__name__}_arguments", fields, kw_only=True)
+    msgspec.json.Decoder(args_type)  # rejects unsupported parameter types now
+    schema = _object_schema(args_type)
+    if not params:
+        schema["additionalProperties"] = False
+    shape = _Shape(ctx, args_type, schema, _output_schema(hints.get("return", _EMPTY)), space)
+    if key is not None and not isinstance(hints, _CallerHints):
+        _SHAPES[key] = shape
+    return shape
+
+
+def _validator(tool_name: str, input_schema: dict[str, Any]) -> Any:
+    if input_schema.get("type") != "object":
+        raise ConfigurationError(f"tool {tool_name!r}: inputSchema needs type 'object' at its root")
+    jsonschema_rs = _jsonschema_rs()
+    if jsonschema_rs is None:
+        raise ConfigurationError(
+            f"tool {tool_name!r} has a raw JSON Schema: validating it needs jsonschema-rs "
+            "(pip install 'mcpgen[validation]'), or declare typed parameters instead"
+        )
+    try:
+        return jsonschema_rs.validator_for(input_schema)
+    except Exception as exc:
+        raise ConfigurationError(f"tool {tool_name!r}: invalid inputSchema: {exc}") from None
+
+
 def _header_params(tool_name: str, schema: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
     try:
         return mcp_header_params(schema)
@@ -241,43 +311,22 @@ def build_tool(
             f"tool {tool_name!r}: detach=True needs task='optional' or 'required' and an "
             "async handler (it awaits ctx.detach())"
         )
-    params, hints, ctx = _signature(fn, context_type)
-    args_type, validator = None, None
     if input_schema is not None:
-        if input_schema.get("type") != "object":
-            raise ConfigurationError(
-                f"tool {tool_name!r}: inputSchema needs type 'object' at its root"
-            )
-        if jsonschema_rs is None:
-            raise ConfigurationError(
-                f"tool {tool_name!r} has a raw JSON Schema: validating it needs jsonschema-rs "
-                "(pip install 'mcpgen[validation]'), or declare typed parameters instead"
-            )
-        try:
-            validator = jsonschema_rs.validator_for(input_schema)
-        except Exception as exc:
-            raise ConfigurationError(f"tool {tool_name!r}: invalid inputSchema: {exc}") from None
+        _, hints, ctx = _signature(fn, context_type)
+        args_type, validator = None, _validator(tool_name, input_schema)
         schema = dict(input_schema)
+        auto_output = _output_schema(hints.get("return", _EMPTY))
     else:
-        fields: list[tuple[Any, ...]] = []
-        for p in params:
-            annotation = _with_header_meta(hints.get(p.name, Any))
-            if p.default is inspect.Parameter.empty:
-                fields.append((p.name, annotation))
-            else:
-                fields.append((p.name, annotation, p.default))
-        args_type = msgspec.defstruct(f"{tool_name}_arguments", fields, kw_only=True)
         try:
-            msgspec.json.Decoder(args_type)  # rejects unsupported parameter types now
-            schema = _object_schema(args_type)
+            shape = _typed_shape(fn, context_type)
         except TypeError as exc:
             raise ConfigurationError(
                 f"tool {tool_name!r}: unsupported parameter type: {exc}"
             ) from None
-        if not params:
-            schema["additionalProperties"] = False
+        ctx, args_type, validator = shape.ctx, shape.args_type, None
+        schema, auto_output = dict(shape.schema), shape.output_schema
     if output_schema is None:
-        output_schema = _output_schema(hints.get("return", inspect.Signature.empty))
+        output_schema = auto_output
     definition = t.Tool(
         name=tool_name,
         title=_opt(title),

@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -44,8 +43,7 @@ __all__ = ["METHODS", "MethodSpec", "check_headers", "initialize_result"]
 Handler = Callable[["ServerCore", Any, Call, Any], Any]
 
 
-@dataclass(frozen=True, slots=True)
-class MethodSpec:
+class MethodSpec(msgspec.Struct, frozen=True):
     name: str
     handler: Handler
     modern: msgspec.json.Decoder[Any] | None

@@ -17,9 +17,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
+
+import msgspec
 
 from mcpgen import _jsonrpc as rpc
 from mcpgen._server import DEFERRED, Channel, Pending
@@ -44,8 +45,7 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
-@dataclass(frozen=True)
-class HttpOptions:
+class HttpOptions(msgspec.Struct, frozen=True):
     path: str = "/mcp"
     max_body: int = 4 * 1024 * 1024
     keepalive_seconds: float = 15.0
