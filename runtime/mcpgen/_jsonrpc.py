@@ -123,7 +123,9 @@ def classify(frame: Frame) -> int:
 
 
 def _is_object(raw: msgspec.Raw) -> bool:
-    return bytes(raw).lstrip()[:1] == b"{"
+    # msgspec starts a Raw at the value's first byte (no leading whitespace).
+    view = memoryview(raw)
+    return len(view) > 0 and view[0] == 0x7B  # "{"
 
 
 def readable_id(frame: Frame | None) -> Any:

@@ -93,6 +93,7 @@ class ServerCore:
         self._pages: dict[tuple[str, str, int], bytes] = {}
         self._discover: bytes | None = None
         self._caps: dict[str, Any] | None = None
+        self._features: dict[str, bool] = {}
 
     # -- registry snapshots ---------------------------------------------------------------
     def swap(self, registry: Registry, changed: Iterable[str]) -> None:
@@ -100,6 +101,7 @@ class ServerCore:
         self._pages.clear()
         self._discover = None
         self._caps = None
+        self._features = {}
         for kind in changed:
             if kind:
                 self.bus.publish(ChangeEvent(kind))
@@ -133,6 +135,12 @@ class ServerCore:
 
     def has_feature(self, method: str) -> bool:
         """Capability gating: a feature method is served only when advertised."""
+        known = self._features.get(method)
+        if known is None:
+            known = self._features[method] = self._has_feature(method)
+        return known
+
+    def _has_feature(self, method: str) -> bool:
         prefix = method.split("/", 1)[0]
         caps = self.capabilities()
         if prefix == "tasks":

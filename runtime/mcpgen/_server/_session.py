@@ -16,6 +16,7 @@ session, or neither), so one connection can carry both eras.
 
 from __future__ import annotations
 
+import functools
 from types import CoroutineType
 from typing import Any
 
@@ -45,6 +46,16 @@ class _MetaProbe(msgspec.Struct, gc=False):
 
 
 _probe = msgspec.json.Decoder(_MetaProbe)
+
+
+@functools.cache
+def _client_methods(version: str) -> frozenset[str]:
+    """The requests a client may send in the legacy revision `version`."""
+    return frozenset(
+        method
+        for method, info in proto.legacy_methods(version).items()
+        if info.direction in ("client_to_server", "both")
+    )
 
 
 class _Legacy:
@@ -194,15 +205,12 @@ class Session(BridgeMixin):
         version = legacy.version if legacy is not None else proto.LEGACY[-1]
         if method == "ping":
             return rpc.result_frame(rid, {})
-        known = proto.legacy_methods(version).get(method)
         if (
             spec is None
             or not spec.legacy  # e.g. tasks/get: 2025-11-25 knows one, of another shape
-            or known is None
-            or known.direction not in ("client_to_server", "both")
+            or method not in _client_methods(version)
+            or not self.core.has_feature(method)
         ):
-            return rpc.error_frame(rid, proto.METHOD_NOT_FOUND, f"method not found: {method}")
-        if not self.core.has_feature(method):
             return rpc.error_frame(rid, proto.METHOD_NOT_FOUND, f"method not found: {method}")
         try:
             params = spec.legacy_params(version, raw)
