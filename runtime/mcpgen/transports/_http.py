@@ -59,6 +59,23 @@ class HttpOptions(msgspec.Struct, frozen=True):
     max_sessions: int = 10_000
 
 
+# Request headers the endpoint reads; with every `mcp-*` one (mirrored params, session).
+_READ = frozenset({b"host", b"origin", b"content-type", b"accept"})
+
+
+def _read_headers(raw: Sequence[tuple[bytes, bytes]]) -> tuple[dict[str, str], dict[str, str]]:
+    """(the headers the endpoint reads, the `mcp-*` ones), names lower-case (ASGI)."""
+    headers: dict[str, str] = {}
+    mcp: dict[str, str] = {}
+    for name, value in raw:
+        if name.startswith(b"mcp-"):
+            key = name.decode("latin-1")
+            headers[key] = mcp[key] = value.decode("latin-1")
+        elif name in _READ:
+            headers[name.decode("latin-1")] = value.decode("latin-1")
+    return headers, mcp
+
+
 def _status_of(frame: bytes) -> int:
     return frame.status if isinstance(frame, rpc.ErrorFrame) else 200
 
@@ -143,6 +160,7 @@ class McpAsgiApp:
         self.tasks: set[asyncio.Task[Any]] = set()
         self.streams: set[_Stream] = set()
         self.stopping = False
+        self._verdicts: dict[tuple[Any, ...], bytes | None] = {}  # (host, origin, bound address)
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(coro)
@@ -190,16 +208,14 @@ class McpAsgiApp:
         if scope["path"].rstrip("/") != self.options.path.rstrip("/"):
             await plain_response(send, 404, b"not found")
             return
-        headers: dict[str, str] = {}
-        for raw_name, raw_value in scope["headers"]:
-            headers[raw_name.decode("latin-1")] = raw_value.decode("latin-1")
+        headers, mcp_headers = _read_headers(scope["headers"])
         denied = self._deny(scope, headers)
         if denied is not None:
             await json_response(send, denied, 403)
             return
         method = scope["method"]
         if method == "POST":
-            await self._post(scope, receive, send, headers)
+            await self._post(scope, receive, send, headers, mcp_headers)
         elif method == "GET":
             await self._get(receive, send, headers)
         elif method == "DELETE":
@@ -213,6 +229,14 @@ class McpAsgiApp:
             )
 
     def _deny(self, scope: Scope, headers: dict[str, str]) -> bytes | None:
+        key = (headers.get("host"), headers.get("origin"), (scope.get("server") or ("", 0))[0])
+        if key not in self._verdicts:
+            if len(self._verdicts) > 256:  # a few hosts and origins in practice
+                self._verdicts.clear()
+            self._verdicts[key] = self._judge(scope, headers)
+        return self._verdicts[key]
+
+    def _judge(self, scope: Scope, headers: dict[str, str]) -> bytes | None:
         o = self.options
         protect = o.dns_rebinding_protection
         if protect is None:
@@ -236,7 +260,12 @@ class McpAsgiApp:
         return None
 
     async def _post(
-        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: dict[str, str],
+        mcp_headers: dict[str, str],
     ) -> None:
         ctype = headers.get("content-type", "")
         if ctype.split(";")[0].strip().lower() != "application/json":
@@ -284,7 +313,6 @@ class McpAsgiApp:
             session = http_session.core
         else:
             session = self.server.session(_SessionChannel(self))
-        mcp_headers = {k: v for k, v in headers.items() if k.startswith("mcp-")}
         # An authentication middleware names the caller in the scope; it binds requestState.
         channel = _Stream(self, mcp_headers, scope.get("mcpgen.principal"))
         outcome = session.receive(body, channel)
