@@ -38,9 +38,7 @@ _INVALIDATES = {
 }
 
 
-def _expire(future: asyncio.Future[Any], timeout: float) -> None:
-    if not future.done():
-        future.set_exception(TimeoutError(f"no response within {timeout} s"))
+_TICK = 0.05  # seconds: how often pending requests are checked against their deadlines
 
 
 async def _maybe(value: Any) -> Any:
@@ -99,6 +97,9 @@ class Connection:
         self.max_rounds = max_rounds
         self.cache_enabled = cache
         self._pending: dict[Any, asyncio.Future[tuple[Incoming, int | None]]] = {}
+        # One watchdog for every request's timeout (cheaper than a timer per request).
+        self._deadlines: dict[Any, tuple[float, float, asyncio.Future[Any]]] = {}
+        self._watchdog: asyncio.TimerHandle | None = None
         self._progress: dict[Any, Callback] = {}
         self._streams: dict[Any, asyncio.Queue[Any]] = {}
         self._session_events: list[asyncio.Queue[Any]] = []
@@ -132,6 +133,9 @@ class Connection:
             task.cancel()
         await self.link.close()
         self._fail_pending(ClientError("the client was closed"))
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
 
     # -- era selection ----------------------------------------------------------------------------
     @property
@@ -280,7 +284,10 @@ class Connection:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[tuple[Incoming, int | None]] = loop.create_future()
         self._pending[rid] = future
-        timer = None if timeout is None else loop.call_later(timeout, _expire, future, timeout)
+        if timeout is not None:
+            self._deadlines[rid] = (loop.time() + timeout, timeout, future)
+            if self._watchdog is None:
+                self._watchdog = loop.call_later(_TICK, self._sweep)
         try:
             await self.link.send(frame, headers, rid)
             return await future
@@ -290,8 +297,18 @@ class Connection:
             raise
         finally:
             self._pending.pop(rid, None)
-            if timer is not None:
-                timer.cancel()
+            self._deadlines.pop(rid, None)
+
+    def _sweep(self) -> None:
+        """Fail the requests past their deadline; keep ticking while any wait."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        for rid, (deadline, timeout, future) in list(self._deadlines.items()):
+            if deadline <= now:
+                del self._deadlines[rid]
+                if not future.done():
+                    future.set_exception(TimeoutError(f"no response within {timeout} s"))
+        self._watchdog = loop.call_later(_TICK, self._sweep) if self._deadlines else None
 
     async def _cancel(self, rid: Any) -> None:
         """Tell the server to stop: close the HTTP stream (modern), or send

@@ -267,3 +267,30 @@ def test_stdio_large_frames_both_ways_and_pipelined_calls() -> None:
             assert [r.content[0].text for r in results] == texts
 
     run(main())
+
+
+def test_stdio_close_escalates_to_sigkill_for_a_server_that_will_not_stop() -> None:
+    """stdin closed, then SIGTERM, then SIGKILL, each after the grace period."""
+    stubborn = (
+        "import signal, sys, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "print('ready', file=sys.stderr, flush=True)\n"
+        "while True:\n"
+        "    time.sleep(1)\n"
+    )
+
+    async def main() -> None:
+        link = StdioLink([sys.executable, "-c", stubborn], shutdown_grace=0.3)
+        closed: list[bool] = []
+        link.on_message = lambda frame, status, rid: None
+        link.on_closed = lambda: closed.append(True)
+        await link.start()
+        await asyncio.sleep(0.5)
+        started = time.monotonic()
+        await link.close()
+        assert link.returncode == -9
+        assert time.monotonic() - started < 3
+        await asyncio.sleep(0.1)
+        assert closed == [True]  # stdout's end reached the client once
+
+    run(main())

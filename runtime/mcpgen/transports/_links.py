@@ -15,6 +15,8 @@ import json
 import logging
 import os
 import signal
+import subprocess
+import time
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -57,8 +59,9 @@ class Link:
 class StdioLink(Link):
     """A server subprocess speaking newline-delimited JSON-RPC on its stdin/stdout.
 
-    Lines are split and delivered inside the pipe's read callback (no reader task,
-    no stream buffer in between); writes wait only while the pipe is paused."""
+    Its pipes are plain asyncio pipe transports: lines are split and delivered inside
+    the read callback (no reader task, no stream buffer, no deferred hand-off), and
+    writes wait only while the pipe is paused."""
 
     def __init__(
         self,
@@ -75,9 +78,8 @@ class StdioLink(Link):
         self.cwd = cwd
         self.grace = shutdown_grace
         self.max_line = max_line
-        self.transport: asyncio.SubprocessTransport | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.stdin: asyncio.WriteTransport | None = None
-        self.exited: asyncio.Future[int] | None = None
         self.paused: asyncio.Future[None] | None = None
         self.out = bytearray()
         self.err = bytearray()
@@ -87,21 +89,28 @@ class StdioLink(Link):
 
     @property
     def returncode(self) -> int | None:
-        return None if self.transport is None else self.transport.get_returncode()
+        return None if self.proc is None else self.proc.poll()
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
-        self.exited = loop.create_future()
-        self.transport, _ = await loop.subprocess_exec(
-            lambda: _StdioProtocol(self),
-            *self.command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
+        self.proc = proc = subprocess.Popen(
+            self.command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             env={**os.environ, **(self.env or {})},
             cwd=self.cwd,
+            bufsize=0,
         )
-        self.stdin = self.transport.get_pipe_transport(0)  # type: ignore[assignment]
+        stdin, stdout, stderr = proc.stdin, proc.stdout, proc.stderr
+        if stdin is None or stdout is None or stderr is None:  # pragma: no cover - PIPE given
+            raise RuntimeError("the server's pipes were not created")
+        await loop.connect_read_pipe(lambda: _Pipe(self._stdout, self._ended), stdout)
+        await loop.connect_read_pipe(lambda: _Pipe(self._stderr, None), stderr)
+        self.stdin, _ = await loop.connect_write_pipe(lambda: _Pipe(None, None, self), stdin)
+
+    def _ended(self) -> None:
+        self.on_closed()
 
     def _stdout(self, data: bytes) -> None:
         buffer = self.out
@@ -136,52 +145,63 @@ class StdioLink(Link):
 
     async def close(self) -> None:
         """Close stdin, wait, then SIGTERM, wait, then SIGKILL (stdio transport page)."""
-        transport, exited = self.transport, self.exited
-        if transport is None or exited is None:
+        proc = self.proc
+        if proc is None:
             return
         if self.stdin is not None and not self.stdin.is_closing():
             self.stdin.close()
         for sig in (None, signal.SIGTERM, signal.SIGKILL):
-            if sig is not None and transport.get_returncode() is None:
+            if sig is not None and proc.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
-                    transport.send_signal(sig)
-            try:
-                await asyncio.wait_for(asyncio.shield(exited), self.grace)
+                    proc.send_signal(sig)
+            deadline = time.monotonic() + self.grace
+            while proc.poll() is None and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            if proc.poll() is not None:
                 break
-            except TimeoutError:
-                continue
-        transport.close()
+        self._resume()
 
+    def _pause(self) -> None:
+        if self.paused is None:
+            self.paused = asyncio.get_running_loop().create_future()
 
-class _StdioProtocol(asyncio.SubprocessProtocol):
-    def __init__(self, link: StdioLink) -> None:
-        self.link = link
-        self.open_pipes = 2
-
-    def pipe_data_received(self, fd: int, data: bytes) -> None:
-        if fd == 1:
-            self.link._stdout(data)
-        else:
-            self.link._stderr(data)
-
-    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        if fd == 1:
-            self.link.on_closed()
-
-    def pause_writing(self) -> None:
-        if self.link.paused is None:
-            self.link.paused = asyncio.get_running_loop().create_future()
-
-    def resume_writing(self) -> None:
-        paused, self.link.paused = self.link.paused, None
+    def _resume(self) -> None:
+        paused, self.paused = self.paused, None
         if paused is not None and not paused.done():
             paused.set_result(None)
 
-    def process_exited(self) -> None:
-        exited = self.link.exited
-        if exited is not None and not exited.done():
-            exited.set_result(self.link.returncode or 0)
-        self.resume_writing()
+
+class _Pipe(asyncio.Protocol):
+    """One end of a server's pipe: data to `deliver`, the end to `ended`; on stdin,
+    flow control to the link."""
+
+    def __init__(
+        self,
+        deliver: Callable[[bytes], None] | None,
+        ended: Callable[[], None] | None,
+        link: StdioLink | None = None,
+    ) -> None:
+        self.deliver = deliver
+        self.ended = ended
+        self.link = link
+
+    def data_received(self, data: bytes) -> None:
+        if self.deliver is not None:
+            self.deliver(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.ended is not None:
+            self.ended()
+        if self.link is not None:
+            self.link._resume()
+
+    def pause_writing(self) -> None:
+        if self.link is not None:
+            self.link._pause()
+
+    def resume_writing(self) -> None:
+        if self.link is not None:
+            self.link._resume()
 
 
 class MemoryLink(Link):
