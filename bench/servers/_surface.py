@@ -1,11 +1,15 @@
 """The benchmark surface as plain data (stdlib only), shared by the official low-level
 server and the raw ceilings: the same 100 tool definitions, in the same order, as
-``examples/bench_server.py`` lists them (``bench/suite.py`` checks they match).
+``examples/bench_server.py`` lists them (``bench/suite.py`` checks they match).  Also
+the command line every server under ``bench/servers`` has (``stdio`` or ``http --host
+--port``) and the one uvicorn set-up they all serve HTTP with.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+from collections.abc import Callable
 from typing import Any
 
 MODERN_VERSION = "2026-07-28"
@@ -62,3 +66,35 @@ def tool_definitions(*, modern: bool) -> list[dict[str, Any]]:
 
 def compact(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def run_uvicorn(app: Any, host: str, port: int) -> None:
+    """Serve ``app`` under one uvicorn worker with the same ``uvicorn.Config`` options as
+    mcpgen's ``server.run(transport="http")``."""
+    import uvicorn  # noqa: PLC0415 (HTTP only)
+
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        lifespan="on",
+        workers=1,
+        log_level="warning",
+        timeout_graceful_shutdown=5,
+    )
+    uvicorn.Server(config).run()
+
+
+def main(doc: str, stdio: Callable[[], None], http_app: Callable[[str], Any]) -> None:
+    """``stdio`` or ``http --host H --port P``: run ``stdio()``, or serve ``http_app(host)``
+    with :func:`run_uvicorn`.  ``doc``: the server's module docstring (its first line is
+    the ``--help`` description)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("transport", choices=["stdio", "http"])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    args = parser.parse_args()
+    if args.transport == "stdio":
+        stdio()
+    else:
+        run_uvicorn(http_app(args.host), args.host, args.port)

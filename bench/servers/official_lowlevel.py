@@ -16,7 +16,6 @@ same ``uvicorn.Config`` options as mcpgen's ``server.run(transport="http")``.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -30,18 +29,36 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _surface
 from _surface import SERVER_NAME, SERVER_VERSION, tool_definitions
 
 
-def build() -> Server[Any]:
-    def listing(*, modern: bool) -> mcp_types.ListToolsResult:
-        tools = [
-            mcp_types.Tool.model_validate(d, by_name=False) for d in tool_definitions(modern=modern)
-        ]
-        return mcp_types.ListToolsResult(tools=tools)
+def listing(definitions: list[dict[str, Any]]) -> mcp_types.ListToolsResult:
+    """A ``ListToolsResult`` of tool definitions as ``tools/list`` lists them."""
+    tools = [mcp_types.Tool.model_validate(d, by_name=False) for d in definitions]
+    return mcp_types.ListToolsResult(tools=tools)
 
-    modern_listing = listing(modern=True)
-    legacy_listing = listing(modern=False)
+
+def query_limit(args: dict[str, Any]) -> str:
+    """What ``tool_NNN`` answers: ``query:limit``."""
+    return f"{args.get('query', '')}:{args.get('limit', 10)}"
+
+
+def make_server(
+    modern_listing: mcp_types.ListToolsResult,
+    legacy_listing: mcp_types.ListToolsResult,
+    *,
+    version: str = SERVER_VERSION,
+    lookup: Callable[[dict[str, Any]], str] = query_limit,
+) -> Server[Any]:
+    """A low-level ``Server`` with the benchmark's tools (also built by ``bench/dispatch.py``
+    and ``bench/client.py``, from mcpgen's own listings).
+
+    ``on_list_tools`` answers the prebuilt listing of the connection's era;
+    ``on_call_tool`` looks the tool up in a dict: ``echo`` returns its text (a string, or
+    an error), ``add`` the sum, every other listed tool the text ``lookup`` makes of its
+    arguments.
+    """
 
     def text(value: str) -> mcp_types.CallToolResult:
         return mcp_types.CallToolResult(content=[mcp_types.TextContent(type="text", text=value)])
@@ -52,14 +69,14 @@ def build() -> Server[Any]:
             raise MCPError(code=mcp_types.INVALID_PARAMS, message="echo needs a string `text`")
         return text(value)
 
-    def lookup(args: dict[str, Any]) -> mcp_types.CallToolResult:
-        return text(f"{args.get('query', '')}:{args.get('limit', 10)}")
+    def lookup_tool(args: dict[str, Any]) -> mcp_types.CallToolResult:
+        return text(lookup(args))
 
     def add(args: dict[str, Any]) -> mcp_types.CallToolResult:
         return text(str(float(args["a"]) + float(args["b"])))
 
     handlers: dict[str, Callable[[dict[str, Any]], mcp_types.CallToolResult]] = {
-        tool.name: lookup for tool in modern_listing.tools
+        tool.name: lookup_tool for tool in modern_listing.tools
     }
     handlers.update(echo=echo, add=add)
 
@@ -77,9 +94,15 @@ def build() -> Server[Any]:
 
     return Server(
         SERVER_NAME,
-        version=SERVER_VERSION,
+        version=version,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
+    )
+
+
+def build() -> Server[Any]:
+    return make_server(
+        listing(tool_definitions(modern=True)), listing(tool_definitions(modern=False))
     )
 
 
@@ -88,33 +111,12 @@ async def serve_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def serve_http(server: Server[Any], host: str, port: int) -> None:
-    import uvicorn  # noqa: PLC0415 (HTTP only)
-
-    app = server.streamable_http_app(json_response=True, host=host)
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        lifespan="on",
-        workers=1,
-        log_level="warning",
-        timeout_graceful_shutdown=5,
-    )
-    uvicorn.Server(config).run()
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("transport", choices=["stdio", "http"])
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
-    args = parser.parse_args()
-    server = build()
-    if args.transport == "stdio":
-        anyio.run(serve_stdio, server)
-    else:
-        serve_http(server, args.host, args.port)
+    _surface.main(
+        __doc__,
+        stdio=lambda: anyio.run(serve_stdio, build()),
+        http_app=lambda host: build().streamable_http_app(json_response=True, host=host),
+    )
 
 
 if __name__ == "__main__":

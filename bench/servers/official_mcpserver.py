@@ -18,10 +18,14 @@ same ``uvicorn.Config`` options as mcpgen's ``server.run(transport="http")``.
 
 from __future__ import annotations
 
-import argparse
+import sys
+from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _surface
 
 mcp = MCPServer("bench", version="1.0.0")
 
@@ -54,32 +58,11 @@ for _n in range(2, 100):
     _make(_n)
 
 
-def serve_http(host: str, port: int) -> None:
-    import uvicorn  # noqa: PLC0415 (HTTP only)
-
-    app: Any = mcp.streamable_http_app(json_response=True, host=host)
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        lifespan="on",
-        workers=1,
-        log_level="warning",
-        timeout_graceful_shutdown=5,
-    )
-    uvicorn.Server(config).run()
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("transport", choices=["stdio", "http"])
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
-    args = parser.parse_args()
-    if args.transport == "stdio":
-        mcp.run()
-    else:
-        serve_http(args.host, args.port)
+    def http_app(host: str) -> Any:
+        return mcp.streamable_http_app(json_response=True, host=host)
+
+    _surface.main(__doc__, stdio=mcp.run, http_app=http_app)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ result (HTTP: with an ``Mcp-Session-Id``); notifications get nothing (HTTP: 202)
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import sys
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _surface
 from _surface import (
     MODERN_VERSION,
     SERVER_NAME,
@@ -164,31 +164,8 @@ async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
     await send({"type": "http.response.body", "body": answer})
 
 
-def run_http(host: str, port: int) -> None:
-    import uvicorn  # noqa: PLC0415 (HTTP only)
-
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        lifespan="on",
-        workers=1,
-        log_level="warning",
-        timeout_graceful_shutdown=5,
-    )
-    uvicorn.Server(config).run()
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("transport", choices=["stdio", "http"])
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
-    args = parser.parse_args()
-    if args.transport == "stdio":
-        run_stdio()
-    else:
-        run_http(args.host, args.port)
+    _surface.main(__doc__, stdio=run_stdio, http_app=lambda host: app)
 
 
 if __name__ == "__main__":
