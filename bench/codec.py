@@ -53,19 +53,15 @@ from __future__ import annotations
 
 import argparse
 import base64
-import datetime as dt
+import dataclasses
 import gc
 import json
 import os
-import platform
 import shlex
-import statistics
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import metadata
-from pathlib import Path
 from typing import Any, Final
 
 import msgspec
@@ -82,10 +78,10 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "bench/run-codec.sh, which installs it into a separate venv."
     ) from exc
 
-REPO_ROOT: Final = Path(__file__).resolve().parent.parent
-DEFAULT_DOC: Final = REPO_ROOT / "docs" / "performance.md"
-SECTION_START: Final = "<!-- codec:start -->"
-SECTION_END: Final = "<!-- codec:end -->"
+import _common
+from _common import Compare, Settings, collector, compact
+
+SECTION_START, SECTION_END = _common.markers("codec")
 TARGET_RATIO: Final = 3.0
 PROTOCOL_VERSION: Final = "2026-07-28"
 OFFICIAL_SDK: Final = "mcp"
@@ -96,13 +92,9 @@ RoundTrip = Callable[[bytes], bytes | str]
 # --------------------------------------------------------------------------- payloads
 
 
-def _compact(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
-
-
 def tools_call_request() -> bytes:
     """A 2026-07-28 ``tools/call`` request, exactly as a client puts it on the wire."""
-    return _compact(
+    return compact(
         {
             "jsonrpc": "2.0",
             "id": 1,
@@ -137,7 +129,7 @@ def list_tools_result(n_tools: int = 100) -> bytes:
         }
         for i in range(n_tools)
     ]
-    return _compact(
+    return compact(
         {"tools": tools, "ttlMs": 60000, "cacheScope": "private", "resultType": "complete"}
     )
 
@@ -187,7 +179,7 @@ def call_tool_result() -> bytes:
         },
         {"type": "text", "text": "Third match: nothing new."},
     ]
-    return _compact({"content": content, "isError": False, "resultType": "complete"})
+    return compact({"content": content, "isError": False, "resultType": "complete"})
 
 
 # ------------------------------------------------------------------------ round trips
@@ -321,32 +313,18 @@ def check_round_trips(cases: list[Case]) -> None:
 # ---------------------------------------------------------------------------- timing
 
 
-@dataclass(frozen=True)
-class Settings:
-    """How long to time: repeats per row, nanoseconds per sample, warm-up per function."""
-
-    repeats: int
-    sample_ns: int
-    warmup_ns: int
-
-
 FULL: Final = Settings(repeats=25, sample_ns=150_000_000, warmup_ns=200_000_000)
 QUICK: Final = Settings(repeats=9, sample_ns=60_000_000, warmup_ns=50_000_000)
 
 
 def _loop_ns(round_trip: RoundTrip, payload: bytes, n: int) -> int:
     """Total nanoseconds for ``n`` calls, with the garbage collector off (as timeit does)."""
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector():
         calls = range(n)
         start = time.perf_counter_ns()
         for _ in calls:
             round_trip(payload)
         return time.perf_counter_ns() - start
-    finally:
-        if gc_was_enabled:
-            gc.enable()
 
 
 def warm_up_and_calibrate(round_trip: RoundTrip, payload: bytes, settings: Settings) -> int:
@@ -363,39 +341,10 @@ def warm_up_and_calibrate(round_trip: RoundTrip, payload: bytes, settings: Setti
 
 
 @dataclass(frozen=True)
-class Row:
-    """The measured numbers of one case."""
+class Row(Compare):
+    """The measured numbers of one case (nanoseconds per operation, per repeat)."""
 
     case: Case
-    ours_ns: list[float]
-    official_ns: list[float]
-
-    @property
-    def ours_median(self) -> float:
-        return statistics.median(self.ours_ns)
-
-    @property
-    def official_median(self) -> float:
-        return statistics.median(self.official_ns)
-
-    @property
-    def ratio(self) -> float:
-        """Ratio of the medians: official / ours."""
-        return self.official_median / self.ours_median
-
-    @property
-    def paired_ratios(self) -> list[float]:
-        return [o / m for o, m in zip(self.official_ns, self.ours_ns, strict=True)]
-
-    @property
-    def paired_quartiles(self) -> tuple[float, float, float]:
-        """Lower quartile, median and upper quartile of the per-repeat ratios."""
-        q1, q2, q3 = statistics.quantiles(self.paired_ratios, n=4, method="inclusive")
-        return q1, q2, q3
-
-    @property
-    def meets_target(self) -> bool:
-        return min(self.ratio, self.paired_quartiles[1]) >= TARGET_RATIO
 
 
 def measure(case: Case, settings: Settings) -> Row:
@@ -412,102 +361,57 @@ def measure(case: Case, settings: Settings) -> Row:
         else:
             official_ns.append(_loop_ns(case.official, case.payload, n_official) / n_official)
             ours_ns.append(_loop_ns(case.ours, case.payload, n_ours) / n_ours)
-    return Row(case=case, ours_ns=ours_ns, official_ns=official_ns)
+    return Row(ours=ours_ns, official=official_ns, target=TARGET_RATIO, case=case)
 
 
 # --------------------------------------------------------------------------- reports
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() in {"model name", "Model", "cpu model"}:
-                return value.strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def _version(distribution: str) -> str:
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
 @dataclass(frozen=True)
-class Environment:
+class Environment(_common.Environment):
     """Where and with what the numbers were measured."""
 
-    machine: str
-    cpu: str
-    cores: int
-    python: str
     msgspec: str
     pydantic: str
     pydantic_core: str
     mcp: str
     mcp_types: str
-    date: str
-    command: str
 
     @classmethod
     def current(cls, argv: list[str]) -> Environment:
-        launcher = os.environ.get("MCPGEN_BENCH_LAUNCHER")
-        words = [launcher, *argv] if launcher else ["python", "bench/codec.py", *argv]
-        return cls(
-            machine=platform.machine(),
-            cpu=_cpu_model(),
-            cores=os.cpu_count() or 0,
-            python=f"{platform.python_version()} ({platform.python_implementation()})",
+        env = cls.collect(
+            argv,
+            "bench/codec.py",
             msgspec=msgspec.__version__,
             pydantic=pydantic.VERSION,
             pydantic_core=pydantic_core.__version__,
-            mcp=_version(OFFICIAL_SDK),
-            mcp_types=_version("mcp-types"),
-            date=dt.datetime.now(dt.UTC).date().isoformat(),
-            command=shlex.join(words),
+            mcp=_common.version(OFFICIAL_SDK),
+            mcp_types=_common.version("mcp-types"),
         )
+        launcher = os.environ.get("MCPGEN_BENCH_LAUNCHER")
+        words = [launcher, *argv] if launcher else ["python", "bench/codec.py", *argv]
+        return dataclasses.replace(env, command=shlex.join(words))
 
 
 def _verdict(row: Row) -> str:
-    if not row.meets_target:
-        verdict = "no"
-    elif row.paired_quartiles[0] < TARGET_RATIO:
-        verdict = "yes, narrowly"
-    else:
-        verdict = "yes"
-    if row.case.informational:
-        return f"{verdict} (informational)"
-    return verdict if row.meets_target else f"**{verdict}**"
+    return row.verdict("informational" if row.case.informational else "")
 
 
 def format_console(rows: list[Row], env: Environment, settings: Settings) -> str:
     header = ("payload", "bytes", "ours ns/op", "official ns/op", "ratio", "paired", "3x")
-    lines = [header]
-    for row in rows:
-        q1, q2, q3 = row.paired_quartiles
-        lines.append(
-            (
-                row.case.label,
-                str(len(row.case.payload)),
-                f"{row.ours_median:,.0f}",
-                f"{row.official_median:,.0f}",
-                f"{row.ratio:.2f}x",
-                f"{q2:.2f}x ({q1:.2f}-{q3:.2f})",
-                _verdict(row),
-            )
+    cells = [
+        (
+            row.case.label,
+            str(len(row.case.payload)),
+            f"{row.ours_median:,.0f}",
+            f"{row.official_median:,.0f}",
+            f"{row.ratio:.2f}x",
+            row.paired(2),
+            _verdict(row),
         )
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    text = [
-        "  ".join(
-            cell.ljust(w) if i == 0 else cell.rjust(w)
-            for i, (cell, w) in enumerate(zip(line, widths, strict=True))
-        )
-        for line in lines
+        for row in rows
     ]
-    text.insert(1, "  ".join("-" * w for w in widths))
+    text = _common.columns(header, cells, 1)
     text.append("")
     text.append(
         f"{env.machine}, {env.cpu}, {env.cores} cores; Python {env.python}; "
@@ -558,18 +462,31 @@ def format_section(rows: list[Row], env: Environment, settings: Settings) -> str
         "last rows time the same `ours` function: their gap shows the drift). A row meets "
         "the target when both the ratio and the paired median do.",
         "",
-        f"| payload | bytes | ours ns/op | official ns/op | ratio | paired (IQR) "
-        f"| meets {TARGET_RATIO:g}x |",
-        "|---|---:|---:|---:|---:|---:|---|",
-    ]
-    for row in rows:
-        q1, q2, q3 = row.paired_quartiles
-        out.append(
-            f"| {row.case.label} | {len(row.case.payload):,} | {row.ours_median:,.0f} "
-            f"| {row.official_median:,.0f} | {row.ratio:.2f}x "
-            f"| {q2:.2f}x ({q1:.2f}-{q3:.2f}) | {_verdict(row)} |"
-        )
-    out += [
+        *_common.md_table(
+            (
+                "payload",
+                "bytes",
+                "ours ns/op",
+                "official ns/op",
+                "ratio",
+                "paired (IQR)",
+                f"meets {TARGET_RATIO:g}x",
+            ),
+            [
+                (
+                    row.case.label,
+                    f"{len(row.case.payload):,}",
+                    f"{row.ours_median:,.0f}",
+                    f"{row.official_median:,.0f}",
+                    f"{row.ratio:.2f}x",
+                    row.paired(2),
+                    _verdict(row),
+                )
+                for row in rows
+            ],
+            1,
+            last_left=True,
+        ),
         "",
         f"Project target: official / ours >= {TARGET_RATIO:g} on each payload.",
         "",
@@ -613,54 +530,21 @@ def format_section(rows: list[Row], env: Environment, settings: Settings) -> str
     return "\n".join(out) + "\n"
 
 
-def _doc_header(env: Environment) -> str:
-    return (
-        "# Performance\n"
-        "\n"
-        "Benchmarks of mcpgen against the official MCP Python SDK. Each section is written "
-        "by its benchmark script and records its own date, machine, versions and command. "
-        "The numbers are ratios measured in one run on this 2-core machine: compare the "
-        "ratios, not the absolute nanoseconds, across machines.\n"
-        "\n"
-        f"File created on {env.date} by `{env.command}`.\n"
-        "\n"
-    )
-
-
-def write_doc(path: Path, section: str, env: Environment) -> None:
-    """Replace the codec section of ``path`` (append it, or create the file, if missing)."""
-    text = path.read_text() if path.exists() else _doc_header(env)
-    start = text.find(SECTION_START)
-    end = text.find(SECTION_END)
-    if start != -1 and end > start:
-        end += len(SECTION_END)
-        if text[end : end + 1] == "\n":
-            end += 1
-        text = text[:start] + section + text[end:]
-    elif start != -1 or end != -1:
-        raise SystemExit(f"{path}: unbalanced {SECTION_START} / {SECTION_END} markers")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section if text.strip() else section
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+DOC_NOTE: Final = (
+    " The numbers are ratios measured in one run on this 2-core machine: compare the ratios, "
+    "not the absolute nanoseconds, across machines."
+)
 
 
 # ------------------------------------------------------------------------------ main
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        description="Time decode+encode of MCP messages: mcpgen (msgspec) vs mcp (pydantic)."
+    parser = _common.arg_parser(
+        "Time decode+encode of MCP messages: mcpgen (msgspec) vs mcp (pydantic).",
+        quick="short run (~9 s instead of ~45 s)",
     )
-    parser.add_argument("--quick", action="store_true", help="short run (~9 s instead of ~45 s)")
-    parser.add_argument(
-        "--write-doc",
-        action="store_true",
-        help="rewrite the codec section of docs/performance.md with the results",
-    )
-    parser.add_argument(
-        "--doc", type=Path, default=DEFAULT_DOC, help="the file --write-doc rewrites"
-    )
+    _common.add_doc_options(parser, "codec")
     return parser.parse_args(argv)
 
 
@@ -677,8 +561,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(measure(case, settings))
     print(format_console(rows, env, settings))
     if args.write_doc:
-        write_doc(args.doc, format_section(rows, env, settings), env)
-        print(f"wrote the codec section of {args.doc}", file=sys.stderr)
+        section = format_section(rows, env, settings)
+        _common.write_section(args.doc, "codec", section, _common.doc_header(env, DOC_NOTE))
     return 0
 
 
