@@ -55,55 +55,53 @@ which makes a separate venv)::
 from __future__ import annotations
 
 import argparse
-import contextlib
-import datetime as dt
 import gc
 import json
-import os
-import platform
-import shlex
-import statistics
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Final
 
 import anyio
-import msgspec
 
-import mcpgen
 from mcpgen import Channel
 from mcpgen import Server as OurServer
 
 try:
     import mcp_types
-    import opentelemetry.trace
-    import pydantic
-    import pydantic_core
     from mcp.server.lowlevel import Server as OfficialServer
     from mcp.server.runner import modern_on_request
     from mcp.shared.direct_dispatcher import create_direct_dispatcher_pair
     from mcp.shared.exceptions import MCPError
     from mcp.shared.memory import create_client_server_memory_streams
     from mcp.shared.message import SessionMessage
-    from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN_VERSIONS
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise SystemExit(
         f"bench/dispatch.py needs the official MCP SDK ({exc}); run it through "
         "bench/run.sh bench/dispatch.py, which installs it into a separate venv."
     ) from exc
 
-REPO_ROOT: Final = Path(__file__).resolve().parent.parent
-DEFAULT_DOC: Final = REPO_ROOT / "docs" / "performance.md"
-SECTION_START: Final = "<!-- dispatch:start -->"
-SECTION_END: Final = "<!-- dispatch:end -->"
+import _common
+from _common import (
+    INITIALIZED,
+    LEGACY_VERSION,
+    MODERN_META,
+    MODERN_VERSION,
+    Compare,
+    Settings,
+    collector,
+    compact,
+    result_of,
+)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "servers"))
+from official_lowlevel import make_server
+
+SECTION_START, SECTION_END = _common.markers("dispatch")
 TARGET_RATIO: Final = 15.0
-MODERN_VERSION: Final = "2026-07-28"
-LEGACY_VERSION: Final = "2025-11-25"
 N_TOOLS: Final = 100
 ECHO_TEXT: Final = "hello"
 
@@ -114,17 +112,9 @@ OfficialOp = Callable[[bytes], Awaitable[Any]]
 # --------------------------------------------------------------------------- request lines
 
 
-def _compact(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-MODERN_META: Final = {
-    "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 CALL_PARAMS: Final = {"name": "echo", "arguments": {"text": ECHO_TEXT}}
 
-MODERN_CALL: Final = _compact(
+MODERN_CALL: Final = compact(
     {
         "jsonrpc": "2.0",
         "id": 1,
@@ -132,26 +122,15 @@ MODERN_CALL: Final = _compact(
         "params": {**CALL_PARAMS, "_meta": MODERN_META},
     }
 )
-MODERN_LIST: Final = _compact(
+MODERN_LIST: Final = compact(
     {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": MODERN_META}}
 )
-LEGACY_INITIALIZE: Final = _compact(
-    {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": LEGACY_VERSION,
-            "capabilities": {},
-            "clientInfo": {"name": "b", "version": "1"},
-        },
-    }
-)
-LEGACY_INITIALIZED: Final = _compact({"jsonrpc": "2.0", "method": "notifications/initialized"})
-LEGACY_CALL: Final = _compact(
+LEGACY_INITIALIZE: Final = compact(_common.initialize(LEGACY_VERSION, "b"))
+LEGACY_INITIALIZED: Final = compact(INITIALIZED)
+LEGACY_CALL: Final = compact(
     {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": CALL_PARAMS}
 )
-LEGACY_LIST: Final = _compact({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+LEGACY_LIST: Final = compact({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
 
 
 # ------------------------------------------------------------------------------ our side
@@ -221,7 +200,9 @@ class OurConnection:
 
 
 def build_official(tool_defs: list[dict[str, Any]], *, otel: bool = True) -> OfficialServer:
-    """The official low-level server with the same tools as ours.
+    """The official low-level server with the same tools as ours
+    (``bench/servers/official_lowlevel.py``'s ``make_server``: ``echo`` returns the text,
+    ``tool_NNN`` the query).
 
     The tool definitions are ours, as our ``tools/list`` returns them (name,
     description, inputSchema), validated into the SDK's ``Tool`` once.  ``otel=False``
@@ -240,40 +221,11 @@ def build_official(tool_defs: list[dict[str, Any]], *, otel: bool = True) -> Off
             for t in tools
         ]
     )
-
-    def text(value: str) -> mcp_types.CallToolResult:
-        return mcp_types.CallToolResult(content=[mcp_types.TextContent(type="text", text=value)])
-
-    def echo(args: dict[str, Any]) -> mcp_types.CallToolResult:
-        value = args.get("text")
-        if not isinstance(value, str):
-            raise MCPError(code=mcp_types.INVALID_PARAMS, message="echo needs a string `text`")
-        return text(value)
-
-    def lookup(args: dict[str, Any]) -> mcp_types.CallToolResult:
-        return text(str(args.get("query", "")))
-
-    def add(args: dict[str, Any]) -> mcp_types.CallToolResult:
-        return text(str(float(args["a"]) + float(args["b"])))
-
-    handlers: dict[str, Callable[[dict[str, Any]], mcp_types.CallToolResult]] = {
-        tool.name: lookup for tool in tools
-    }
-    handlers.update(echo=echo, add=add)
-
-    async def on_list_tools(ctx: Any, params: Any) -> mcp_types.ListToolsResult:
-        return modern_listing if ctx.protocol_version in MODERN_VERSIONS else legacy_listing
-
-    async def on_call_tool(
-        ctx: Any, params: mcp_types.CallToolRequestParams
-    ) -> mcp_types.CallToolResult:
-        handler = handlers.get(params.name)
-        if handler is None:
-            raise MCPError(code=mcp_types.INVALID_PARAMS, message=f"unknown tool {params.name}")
-        return handler(params.arguments or {})
-
-    server = OfficialServer(
-        "bench", version="1.0", on_list_tools=on_list_tools, on_call_tool=on_call_tool
+    server = make_server(
+        modern_listing,
+        legacy_listing,
+        version="1.0",
+        lookup=lambda args: str(args.get("query", "")),
     )
     if not otel:
         server.middleware = [
@@ -361,41 +313,23 @@ async def official_direct(server: OfficialServer) -> AsyncIterator[OfficialOp]:
 # ---------------------------------------------------------------------------- checking
 
 
-def _reply(raw: bytes | str, who: str, want_id: int) -> dict[str, Any]:
-    reply = json.loads(raw)
-    if reply.get("jsonrpc") != "2.0" or reply.get("id") != want_id or "result" not in reply:
-        raise SystemExit(f"{who}: not a result for id {want_id}: {str(raw)[:400]}")
-    result: dict[str, Any] = reply["result"]
-    return result
-
-
 def _check_initialize(raw: bytes | str | None, who: str) -> None:
     if not isinstance(raw, bytes | str):
         raise SystemExit(f"{who}: initialize got no reply ({raw!r})")
-    result = _reply(raw, f"{who} initialize", 0)
-    if result.get("protocolVersion") != LEGACY_VERSION:
-        raise SystemExit(f"{who}: initialize negotiated {result.get('protocolVersion')!r}")
+    _common.check_initialize(raw, who)
 
 
 def check_call(raw: bytes | str, who: str) -> None:
-    result = _reply(raw, who, 1)
-    content = result.get("content")
-    if result.get("isError") or content != [{"type": "text", "text": ECHO_TEXT}]:
-        raise SystemExit(f"{who}: tools/call did not echo {ECHO_TEXT!r}: {str(raw)[:400]}")
-
-
-def _tool_projection(tools: list[dict[str, Any]]) -> list[str]:
-    keys = ("name", "description", "inputSchema", "outputSchema")
-    return [json.dumps({k: t.get(k) for k in keys}, sort_keys=True) for t in tools]
+    _common.check_echo(raw, who, ECHO_TEXT)
 
 
 def check_list(raw: bytes | str, who: str, expected: list[dict[str, Any]]) -> None:
     """100 tools in one page, defined exactly as in ``expected`` (ours, same era)."""
-    result = _reply(raw, who, 2)
+    result = result_of(raw, who, 2)
     tools = result.get("tools", [])
     if len(tools) != N_TOOLS or "nextCursor" in result:
         raise SystemExit(f"{who}: tools/list gave {len(tools)} tools, not {N_TOOLS} in one page")
-    if _tool_projection(tools) != _tool_projection(expected):
+    if _common.tool_projection(tools) != _common.tool_projection(expected):
         raise SystemExit(f"{who}: tools/list differs from mcpgen's tool definitions")
 
 
@@ -430,35 +364,12 @@ class Case:
 # ---------------------------------------------------------------------------- timing
 
 
-@dataclass(frozen=True)
-class Settings:
-    """How long to time: repeats per row, nanoseconds per sample, warm-up per side."""
-
-    repeats: int
-    sample_ns: int
-    warmup_ns: int
-    gc_on: bool = False
-
-
 FULL: Final = Settings(repeats=21, sample_ns=200_000_000, warmup_ns=200_000_000)
 QUICK: Final = Settings(repeats=7, sample_ns=70_000_000, warmup_ns=50_000_000)
 
 
-@contextlib.contextmanager
-def _collector(settings: Settings) -> Any:
-    """The garbage collector off while timing (as timeit does), unless ``--gc``."""
-    was_enabled = gc.isenabled()
-    if not settings.gc_on:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _ours_loop_ns(op: OursOp, line: bytes, n: int, settings: Settings) -> int:
-    with _collector(settings):
+    with collector(settings.gc_on):
         calls = range(n)
         start = time.perf_counter_ns()
         for _ in calls:
@@ -467,7 +378,7 @@ def _ours_loop_ns(op: OursOp, line: bytes, n: int, settings: Settings) -> int:
 
 
 async def _official_loop_ns(op: OfficialOp, line: bytes, n: int, settings: Settings) -> int:
-    with _collector(settings):
+    with collector(settings.gc_on):
         calls = range(n)
         start = time.perf_counter_ns()
         for _ in calls:
@@ -489,37 +400,11 @@ async def _calibrate(loop_ns: Callable[[int], Coroutine[Any, Any, int]], setting
 
 
 @dataclass(frozen=True)
-class Row:
+class Row(Compare):
     """The measured numbers of one case (nanoseconds per operation, per repeat)."""
 
     case: Case
-    ours_ns: list[float]
-    official_ns: list[float]
     reply_bytes: int
-
-    @property
-    def ours_median(self) -> float:
-        return statistics.median(self.ours_ns)
-
-    @property
-    def official_median(self) -> float:
-        return statistics.median(self.official_ns)
-
-    @property
-    def ratio(self) -> float:
-        """Ratio of the medians: official / ours."""
-        return self.official_median / self.ours_median
-
-    @property
-    def paired_quartiles(self) -> tuple[float, float, float]:
-        """Lower quartile, median and upper quartile of the per-repeat ratios."""
-        ratios = [o / m for o, m in zip(self.official_ns, self.ours_ns, strict=True)]
-        q1, q2, q3 = statistics.quantiles(ratios, n=4, method="inclusive")
-        return q1, q2, q3
-
-    @property
-    def meets_target(self) -> bool:
-        return min(self.ratio, self.paired_quartiles[1]) >= TARGET_RATIO
 
 
 class _Timer:
@@ -551,7 +436,7 @@ class _Timer:
 
     def row(self) -> Row:
         size = len(self.case.ours(self.case.line))
-        return Row(self.case, self.ours, self.official, reply_bytes=size)
+        return Row(self.ours, self.official, TARGET_RATIO, self.case, reply_bytes=size)
 
 
 async def measure(cases: list[Case], settings: Settings) -> list[Row]:
@@ -582,8 +467,8 @@ async def run(settings: Settings) -> list[Row]:
     ours_legacy = OurConnection(ours_server, legacy=True).op()
 
     # Our tool definitions as each era lists them: the official server gets the same.
-    tool_defs: list[dict[str, Any]] = _reply(ours_modern(MODERN_LIST), "ours", 2)["tools"]
-    legacy_defs: list[dict[str, Any]] = _reply(ours_legacy(LEGACY_LIST), "ours", 2)["tools"]
+    tool_defs: list[dict[str, Any]] = result_of(ours_modern(MODERN_LIST), "ours", 2)["tools"]
+    legacy_defs: list[dict[str, Any]] = result_of(ours_legacy(LEGACY_LIST), "ours", 2)["tools"]
     if len(tool_defs) != N_TOOLS:
         raise SystemExit(f"ours: {len(tool_defs)} tools registered, not {N_TOOLS}")
 
@@ -673,83 +558,22 @@ async def run(settings: Settings) -> list[Row]:
 # ------------------------------------------------------------------------------ reports
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() in {"model name", "Model", "cpu model"}:
-                return value.strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def _version(distribution: str) -> str:
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
 @dataclass(frozen=True)
-class Environment:
+class Environment(_common.SdkEnvironment):
     """Where and with what the numbers were measured."""
 
-    machine: str
-    cpu: str
-    cores: int
-    python: str
-    mcpgen: str
-    msgspec: str
-    mcp: str
-    mcp_types: str
-    pydantic: str
-    pydantic_core: str
-    anyio: str
-    otel_api: str
     otel_sdk: str
-    tracer_provider: str
-    date: str
-    command: str
 
     @classmethod
     def current(cls, argv: list[str]) -> Environment:
-        launcher = os.environ.get("MCPGEN_BENCH_LAUNCHER")
-        prefix = shlex.split(launcher) if launcher else ["python", "bench/dispatch.py"]
-        return cls(
-            machine=platform.machine(),
-            cpu=_cpu_model(),
-            cores=os.cpu_count() or 0,
-            python=f"{platform.python_version()} ({platform.python_implementation()})",
-            mcpgen=mcpgen.__version__,
-            msgspec=msgspec.__version__,
-            mcp=_version("mcp"),
-            mcp_types=_version("mcp-types"),
-            pydantic=pydantic.VERSION,
-            pydantic_core=pydantic_core.__version__,
-            anyio=_version("anyio"),
-            otel_api=_version("opentelemetry-api"),
-            otel_sdk=_version("opentelemetry-sdk"),
-            tracer_provider=type(opentelemetry.trace.get_tracer_provider()).__name__,
-            date=dt.datetime.now(dt.UTC).date().isoformat(),
-            command=shlex.join([*prefix, *argv]),
-        )
+        return cls.collect(argv, "bench/dispatch.py", otel_sdk=_common.version("opentelemetry-sdk"))
 
 
 def _verdict(row: Row) -> str:
-    if not row.meets_target:
-        verdict = "no"
-    elif row.paired_quartiles[0] < TARGET_RATIO:
-        verdict = "yes, narrowly"
-    else:
-        verdict = "yes"
-    if not row.case.target:
-        return f"{verdict} (info)"
-    return verdict if row.meets_target else f"**{verdict}**"
+    return row.verdict("" if row.case.target else "info")
 
 
 def _cells(row: Row) -> tuple[str, ...]:
-    q1, q2, q3 = row.paired_quartiles
     return (
         row.case.label,
         row.case.era,
@@ -758,7 +582,7 @@ def _cells(row: Row) -> tuple[str, ...]:
         f"{row.official_median / 1e3:,.1f}",
         f"{1e9 / row.official_median:,.0f}",
         f"{row.ratio:.1f}x",
-        f"{q2:.1f}x ({q1:.1f}-{q3:.1f})",
+        row.paired(1),
         _verdict(row),
     )
 
@@ -777,16 +601,7 @@ HEADER: Final = (
 
 
 def format_console(rows: list[Row], env: Environment, settings: Settings) -> str:
-    lines = [HEADER, *(_cells(row) for row in rows)]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(HEADER))]
-    text = [
-        "  ".join(
-            cell.ljust(w) if i < 2 else cell.rjust(w)
-            for i, (cell, w) in enumerate(zip(line, widths, strict=True))
-        )
-        for line in lines
-    ]
-    text.insert(1, "  ".join("-" * w for w in widths))
+    text = _common.columns(HEADER, [_cells(row) for row in rows], 2)
     text += [
         "",
         f"{env.machine}, {env.cpu}, {env.cores} cores; Python {env.python}; mcpgen "
@@ -843,10 +658,7 @@ def format_section(rows: list[Row], env: Environment, settings: Settings) -> str
         "brackets the quartiles, of the official/ours ratios of the single repeats. A row "
         "meets the target when both the ratio and the paired median do.",
         "",
-        "| workload | era | ours µs/op | ours ops/s | official µs/op | official ops/s "
-        f"| ratio | paired (IQR) | meets {TARGET_RATIO:g}x |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---|",
-        *("| " + " | ".join(_cells(row)) + " |" for row in rows),
+        *_common.md_table(HEADER, [_cells(row) for row in rows], 2, last_left=True),
         "",
     ]
     out += [
@@ -942,55 +754,16 @@ def _sizes(rows: list[Row]) -> str:
     return "; ".join(sizes)
 
 
-def _doc_header(env: Environment) -> str:
-    return (
-        "# Performance\n"
-        "\n"
-        "Benchmarks of mcpgen against the official MCP Python SDK. Each section is written "
-        "by its benchmark script and records its own date, machine, versions and command.\n"
-        "\n"
-        f"File created on {env.date} by `{env.command}`.\n"
-        "\n"
-    )
-
-
-def write_doc(path: Path, section: str, env: Environment) -> None:
-    """Replace the dispatch section of ``path`` (append it, or create the file, if missing)."""
-    text = path.read_text() if path.exists() else _doc_header(env)
-    start = text.find(SECTION_START)
-    end = text.find(SECTION_END)
-    if start != -1 and end > start:
-        end += len(SECTION_END)
-        if text[end : end + 1] == "\n":
-            end += 1
-        text = text[:start] + section + text[end:]
-    elif start != -1 or end != -1:
-        raise SystemExit(f"{path}: unbalanced {SECTION_START} / {SECTION_END} markers")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section if text.strip() else section
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-
-
 # --------------------------------------------------------------------------------- main
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        description="Time one JSON-RPC request line to its reply: mcpgen vs the official SDK."
+    parser = _common.arg_parser(
+        "Time one JSON-RPC request line to its reply: mcpgen vs the official SDK.",
+        quick="short run (~12 s instead of ~60 s)",
     )
-    parser.add_argument("--quick", action="store_true", help="short run (~12 s instead of ~60 s)")
-    parser.add_argument(
-        "--gc", action="store_true", help="keep the garbage collector on while timing"
-    )
-    parser.add_argument(
-        "--write-doc",
-        action="store_true",
-        help="rewrite the dispatch section of docs/performance.md with the results",
-    )
-    parser.add_argument(
-        "--doc", type=Path, default=DEFAULT_DOC, help="the file --write-doc rewrites"
-    )
+    _common.add_gc_option(parser)
+    _common.add_doc_options(parser, "dispatch")
     return parser.parse_args(argv)
 
 
@@ -1003,8 +776,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = anyio.run(run, settings)
     print(format_console(rows, env, settings))
     if args.write_doc:
-        write_doc(args.doc, format_section(rows, env, settings), env)
-        print(f"wrote the dispatch section of {args.doc}", file=sys.stderr)
+        section = format_section(rows, env, settings)
+        _common.write_section(args.doc, "dispatch", section, _common.doc_header(env))
     return 0
 
 
