@@ -61,21 +61,17 @@ import argparse
 import contextlib
 import copy
 import dataclasses
-import datetime as dt
 import gc
 import importlib.util
 import json
 import math
 import os
-import platform
-import shlex
 import statistics
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Final
 
@@ -89,35 +85,43 @@ from mcpgen.transports import MemoryConnection
 
 try:
     import mcp_types
-    import opentelemetry.trace
     import pydantic
-    import pydantic_core
     from mcp.client import Client as OfficialClient
     from mcp.client.stdio import StdioServerParameters
     from mcp.server.lowlevel import Server as OfficialServer
     from mcp.server.runner import modern_on_request
-    from mcp.server.stdio import stdio_server
     from mcp.shared.direct_dispatcher import create_direct_dispatcher_pair
     from mcp.shared.exceptions import MCPError
     from mcp.shared.memory import create_client_server_memory_streams
     from mcp.shared.message import SessionMessage
-    from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN_VERSIONS
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise SystemExit(
         f"bench/client.py needs the official MCP SDK ({exc}); run it through "
         "bench/run.sh bench/client.py, which installs it into a separate venv."
     ) from exc
 
-REPO_ROOT: Final = Path(__file__).resolve().parent.parent
+import _common
+from _common import (
+    LEGACY_VERSION,
+    MODERN_META,
+    MODERN_VERSION,
+    REPO_ROOT,
+    Compare,
+    Settings,
+    collector,
+    compact,
+    era_label,
+    result_of,
+)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "servers"))
+from official_lowlevel import listing, make_server, serve_stdio
+
 THIS_SCRIPT: Final = Path(__file__).resolve()
 BENCH_SERVER: Final = REPO_ROOT / "examples" / "bench_server.py"
-DEFAULT_DOC: Final = REPO_ROOT / "docs" / "performance.md"
-SECTION_START: Final = "<!-- client:start -->"
-SECTION_END: Final = "<!-- client:end -->"
+SECTION_START, SECTION_END = _common.markers("client")
 SERVE_OFFICIAL: Final = "--serve-official-stdio"
 TARGET_RATIO: Final = 5.0
-MODERN_VERSION: Final = "2026-07-28"
-LEGACY_VERSION: Final = "2025-11-25"
 N_TOOLS: Final = 100
 ECHO_TEXT: Final = "hi"
 RUN_DEADLINE_S: Final = 900.0
@@ -128,40 +132,15 @@ Op = Callable[[], Awaitable[Any]]
 # ------------------------------------------------------------------- the two servers
 
 
-def _compact(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
-
-
 def _initialize_line(version: str) -> bytes:
-    return _compact(
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": version,
-                "capabilities": {},
-                "clientInfo": {"name": "bench", "version": "1"},
-            },
-        }
-    )
+    return compact(_common.initialize(version, "bench"))
 
 
-INITIALIZED: Final = _compact({"jsonrpc": "2.0", "method": "notifications/initialized"})
-MODERN_LIST: Final = _compact(
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/list",
-        "params": {
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
-                "io.modelcontextprotocol/clientCapabilities": {},
-            }
-        },
-    }
+INITIALIZED: Final = compact(_common.INITIALIZED)
+MODERN_LIST: Final = compact(
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": MODERN_META}}
 )
-LEGACY_LIST: Final = _compact({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+LEGACY_LIST: Final = compact({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
 
 
 class NullChannel(Channel):
@@ -185,23 +164,15 @@ def load_bench_server() -> OurServer:
     return server
 
 
-def _result_of(raw: bytes | str | None, who: str) -> dict[str, Any]:
-    reply = json.loads(raw or b"null")
-    if not isinstance(reply, dict) or "result" not in reply:
-        raise SystemExit(f"{who}: not a result: {str(raw)[:400]}")
-    result: dict[str, Any] = reply["result"]
-    return result
-
-
 def our_tool_defs(server: OurServer) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The tools as mcpgen's server lists them, on a 2026-07-28 and on a legacy session."""
     channel = NullChannel()
     modern = server.session(channel)
-    modern_defs = _result_of(modern.receive(MODERN_LIST, channel), "ours tools/list")["tools"]
+    modern_defs = result_of(modern.receive(MODERN_LIST, channel), "ours tools/list", 1)["tools"]
     legacy = server.session(channel)
-    _result_of(legacy.receive(_initialize_line(LEGACY_VERSION), channel), "ours initialize")
+    result_of(legacy.receive(_initialize_line(LEGACY_VERSION), channel), "ours initialize", 0)
     legacy.receive(INITIALIZED, channel)
-    legacy_defs = _result_of(legacy.receive(LEGACY_LIST, channel), "ours tools/list")["tools"]
+    legacy_defs = result_of(legacy.receive(LEGACY_LIST, channel), "ours tools/list", 1)["tools"]
     for defs in (modern_defs, legacy_defs):
         if len(defs) != N_TOOLS:
             raise SystemExit(f"{BENCH_SERVER.name} lists {len(defs)} tools, not {N_TOOLS}")
@@ -211,7 +182,8 @@ def our_tool_defs(server: OurServer) -> tuple[list[dict[str, Any]], list[dict[st
 def build_official(
     modern_defs: list[dict[str, Any]], legacy_defs: list[dict[str, Any]]
 ) -> OfficialServer:
-    """The official low-level server with the tools of ``bench_server.py``.
+    """The official low-level server with the tools of ``bench_server.py``
+    (``bench/servers/official_lowlevel.py``'s ``make_server``).
 
     Same name and version as mcpgen's server (so the results carry the same
     ``serverInfo``), the tool definitions as mcpgen lists them in each era (a legacy
@@ -219,58 +191,12 @@ def build_official(
     tool behaviour: ``echo`` returns the text, ``tool_NNN`` returns ``query:limit``.
     The OpenTelemetry middleware the SDK installs by default stays, as shipped.
     """
-    modern_listing = mcp_types.ListToolsResult(
-        tools=[mcp_types.Tool.model_validate(d, by_name=False) for d in modern_defs]
-    )
-    legacy_listing = mcp_types.ListToolsResult(
-        tools=[mcp_types.Tool.model_validate(d, by_name=False) for d in legacy_defs]
-    )
-
-    def text(value: str) -> mcp_types.CallToolResult:
-        return mcp_types.CallToolResult(content=[mcp_types.TextContent(type="text", text=value)])
-
-    def echo(args: dict[str, Any]) -> mcp_types.CallToolResult:
-        value = args.get("text")
-        if not isinstance(value, str):
-            raise MCPError(code=mcp_types.INVALID_PARAMS, message="echo needs a string `text`")
-        return text(value)
-
-    def lookup(args: dict[str, Any]) -> mcp_types.CallToolResult:
-        return text(f"{args.get('query', '')}:{args.get('limit', 10)}")
-
-    def add(args: dict[str, Any]) -> mcp_types.CallToolResult:
-        return text(str(float(args["a"]) + float(args["b"])))
-
-    handlers: dict[str, Callable[[dict[str, Any]], mcp_types.CallToolResult]] = {
-        tool.name: lookup for tool in modern_listing.tools
-    }
-    handlers.update(echo=echo, add=add)
-
-    async def on_list_tools(ctx: Any, params: Any) -> mcp_types.ListToolsResult:
-        return modern_listing if ctx.protocol_version in MODERN_VERSIONS else legacy_listing
-
-    async def on_call_tool(
-        ctx: Any, params: mcp_types.CallToolRequestParams
-    ) -> mcp_types.CallToolResult:
-        handler = handlers.get(params.name)
-        if handler is None:
-            raise MCPError(code=mcp_types.INVALID_PARAMS, message=f"unknown tool {params.name}")
-        return handler(params.arguments or {})
-
-    return OfficialServer(
-        "bench", version="1.0.0", on_list_tools=on_list_tools, on_call_tool=on_call_tool
-    )
+    return make_server(listing(modern_defs), listing(legacy_defs))
 
 
 def serve_official_stdio() -> None:
     """The hidden mode ``--serve-official-stdio``: the official server on stdin/stdout."""
-    server = build_official(*our_tool_defs(load_bench_server()))
-
-    async def serve() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
-
-    anyio.run(serve)
+    anyio.run(serve_stdio, build_official(*our_tool_defs(load_bench_server())))
 
 
 OUR_SERVER_COMMAND: Final = [sys.executable, str(BENCH_SERVER), "stdio"]
@@ -443,7 +369,7 @@ async def our_server_alone(
     try:
         if version is not None:
             await connection.send(_initialize_line(version))
-            _result_of(await connection.receive(), "ours initialize")
+            result_of(await connection.receive(), "ours initialize", 0)
             await connection.send(INITIALIZED)
         send, receive, line = connection.send, connection.receive, captured.line
 
@@ -451,7 +377,8 @@ async def our_server_alone(
             await send(line)
             return await receive()
 
-        check_echo(_result_of(await call(), "mcpgen server alone"), "mcpgen server alone")
+        who, want_id = "mcpgen server alone", json.loads(line)["id"]
+        _common.check_echo(await call(), who, ECHO_TEXT, want_id)
         yield Side("mcpgen server alone", call)
     finally:
         await connection.close()
@@ -537,37 +464,14 @@ async def stdio_side(
 # ------------------------------------------------------------------------------ timing
 
 
-@dataclass(frozen=True)
-class Settings:
-    """How long to time: repeats, nanoseconds per sample, warm-up per side."""
-
-    repeats: int
-    sample_ns: int
-    warmup_ns: int
-    gc_on: bool = False
-
-
 FULL: Final = Settings(repeats=21, sample_ns=200_000_000, warmup_ns=200_000_000)
 QUICK: Final = Settings(repeats=7, sample_ns=60_000_000, warmup_ns=40_000_000)
-
-
-@contextlib.contextmanager
-def _collector(settings: Settings) -> Iterator[None]:
-    """The garbage collector off while timing (as timeit does), unless ``--gc``."""
-    was_enabled = gc.isenabled()
-    if not settings.gc_on:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 async def _timed(side: Side, n: int, settings: Settings) -> tuple[int, int, int]:
     """Wall, own-process CPU and server-process CPU nanoseconds of ``n`` calls."""
     call, pid = side.call, side.server_pid
-    with _collector(settings):
+    with collector(settings.gc_on):
         calls = range(n)
         server0 = process_cpu_ns(pid)
         cpu0 = time.process_time_ns()
@@ -634,44 +538,18 @@ async def measure(pairs: list[Pair], settings: Settings) -> None:
 # ----------------------------------------------------------------------------- results
 
 
-@dataclass(frozen=True)
-class Compare:
-    """Per-repeat nanoseconds per call of mcpgen and of the official SDK."""
-
-    ours: list[float]
-    official: list[float]
-
-    @property
-    def ours_median(self) -> float:
-        return statistics.median(self.ours)
-
-    @property
-    def official_median(self) -> float:
-        return statistics.median(self.official)
-
-    @property
-    def ratio(self) -> float:
-        """Ratio of the medians: official / ours."""
-        ours = self.ours_median
-        return self.official_median / ours if ours > 0 else math.nan
-
-    @property
-    def paired_quartiles(self) -> tuple[float, float, float]:
-        """Lower quartile, median and upper quartile of the per-repeat ratios (a repeat
-        whose mcpgen figure is not positive, possible for a difference, is left out)."""
-        ratios = [o / m for o, m in zip(self.official, self.ours, strict=True) if m > 0]
-        if len(ratios) < 2:
-            return math.nan, math.nan, math.nan
-        q1, q2, q3 = statistics.quantiles(ratios, n=4, method="inclusive")
-        return q1, q2, q3
-
-    @property
-    def meets_target(self) -> bool:
-        return min(self.ratio, self.paired_quartiles[1]) >= TARGET_RATIO
-
-
 def _minus(a: list[float], b: list[float]) -> list[float]:
     return [x - y for x, y in zip(a, b, strict=True)]
+
+
+def _walls(pair: Pair) -> tuple[list[float], list[float]]:
+    """The per-repeat nanoseconds per call of the pair's two sides."""
+    return pair.ours.wall, pair.official.wall
+
+
+def _share(whole: Pair, part: Pair) -> tuple[list[float], list[float]]:
+    """``whole`` minus ``part``, per repeat, on each side (a client's share)."""
+    return _minus(whole.ours.wall, part.ours.wall), _minus(whole.official.wall, part.official.wall)
 
 
 @dataclass(frozen=True)
@@ -692,11 +570,11 @@ class StdioRow:
 
     @property
     def wall(self) -> Compare:
-        return Compare(self.ours.wall, self.official.wall)
+        return Compare(self.ours.wall, self.official.wall, TARGET_RATIO)
 
     @property
     def cpu(self) -> Compare:
-        return Compare(self.ours.cpu, self.official.cpu)
+        return Compare(self.ours.cpu, self.official.cpu, TARGET_RATIO)
 
 
 @dataclass
@@ -706,10 +584,6 @@ class Results:
 
 
 # ----------------------------------------------------------------------------- the run
-
-
-def _era(version: str) -> str:
-    return version if version == MODERN_VERSION else f"legacy {version}"
 
 
 async def run(settings: Settings) -> Results:
@@ -760,7 +634,7 @@ async def _run(settings: Settings) -> Results:
             )
             check_echo(await session.official.call(), "official ClientSession")
             pairs += [round_trip, alone, session]
-            memory.append((_era(version), round_trip, alone, session))
+            memory.append((era_label(version), round_trip, alone, session))
 
         # -- stdio: both clients against both servers, both eras.
         print("starting the stdio servers", file=sys.stderr, flush=True)
@@ -792,52 +666,24 @@ async def _run(settings: Settings) -> Results:
                 check_same_version(ours_version, off_version, want, f"{server_label}, {era}")
                 pair = Pair(f"stdio, {server_label}, {era}", ours_side, off_side)
                 pairs.append(pair)
-                stdio[(server_label, _era(want))] = pair
+                stdio[(server_label, era_label(want))] = pair
 
         await measure(pairs, settings)
 
         for era, round_trip, alone, session in memory:
-            memory_rows += [
-                MemoryRow(
-                    "Round trip: client + its own server",
-                    era,
-                    Compare(round_trip.ours.wall, round_trip.official.wall),
-                    target=False,
-                ),
-                MemoryRow(
-                    "Server alone on that route (null client)",
-                    era,
-                    Compare(alone.ours.wall, alone.official.wall),
-                    target=False,
-                ),
-                MemoryRow(
-                    "Client share = round trip - server alone",
-                    era,
-                    Compare(
-                        _minus(round_trip.ours.wall, alone.ours.wall),
-                        _minus(round_trip.official.wall, alone.official.wall),
-                    ),
-                    target=True,
-                ),
-                MemoryRow(
-                    "Round trip, official `ClientSession.call_tool`",
-                    era,
-                    Compare(session.ours.wall, session.official.wall),
-                    target=False,
-                ),
-                MemoryRow(
-                    "Client share, official `ClientSession.call_tool`",
-                    era,
-                    Compare(
-                        _minus(session.ours.wall, alone.ours.wall),
-                        _minus(session.official.wall, alone.official.wall),
-                    ),
-                    target=False,
-                ),
-            ]
+            for label, (ours, official), target in (
+                ("Round trip: client + its own server", _walls(round_trip), False),
+                ("Server alone on that route (null client)", _walls(alone), False),
+                ("Client share = round trip - server alone", _share(round_trip, alone), True),
+                ("Round trip, official `ClientSession.call_tool`", _walls(session), False),
+                ("Client share, official `ClientSession.call_tool`", _share(session, alone), False),
+            ):
+                memory_rows.append(
+                    MemoryRow(label, era, Compare(ours, official, TARGET_RATIO), target)
+                )
         for (server_label, era), pair in stdio.items():
             stdio_rows.append(StdioRow(server_label, era, pair.ours, pair.official, target=True))
-        for era in (_era(MODERN_VERSION), _era(LEGACY_VERSION)):
+        for era in (era_label(MODERN_VERSION), era_label(LEGACY_VERSION)):
             ours_own = stdio[("mcpgen `bench_server.py`", era)].ours
             official_own = stdio[("official low-level `Server`", era)].official
             stdio_rows.append(
@@ -850,68 +696,16 @@ async def _run(settings: Settings) -> Results:
 # ----------------------------------------------------------------------------- reports
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() in {"model name", "Model", "cpu model"}:
-                return value.strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def _version(distribution: str) -> str:
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
 @dataclass(frozen=True)
-class Environment:
-    """Where and with what the numbers were measured."""
+class Environment(_common.SdkEnvironment):
+    """Where and with what the numbers were measured, and the machine's load."""
 
-    machine: str
-    cpu: str
-    cores: int
-    python: str
-    mcpgen: str
-    msgspec: str
-    mcp: str
-    mcp_types: str
-    pydantic: str
-    pydantic_core: str
-    anyio: str
-    otel_api: str
-    tracer_provider: str
-    date: str
-    command: str
     load_start: float
     load_end: float = math.nan
 
     @classmethod
     def current(cls, argv: list[str]) -> Environment:
-        launcher = os.environ.get("MCPGEN_BENCH_LAUNCHER")
-        prefix = shlex.split(launcher) if launcher else ["python", "bench/client.py"]
-        return cls(
-            machine=platform.machine(),
-            cpu=_cpu_model(),
-            cores=os.cpu_count() or 0,
-            python=f"{platform.python_version()} ({platform.python_implementation()})",
-            mcpgen=mcpgen.__version__,
-            msgspec=msgspec.__version__,
-            mcp=_version("mcp"),
-            mcp_types=_version("mcp-types"),
-            pydantic=pydantic.VERSION,
-            pydantic_core=pydantic_core.__version__,
-            anyio=_version("anyio"),
-            otel_api=_version("opentelemetry-api"),
-            tracer_provider=type(opentelemetry.trace.get_tracer_provider()).__name__,
-            date=dt.datetime.now(dt.UTC).date().isoformat(),
-            command=shlex.join([*prefix, *argv]),
-            load_start=os.getloadavg()[0],
-        )
+        return cls.collect(argv, "bench/client.py", load_start=os.getloadavg()[0])
 
     def finished(self) -> Environment:
         return dataclasses.replace(self, load_end=os.getloadavg()[0])
@@ -922,15 +716,7 @@ class Environment:
 
 
 def _verdict(compare: Compare, target: bool) -> str:
-    if not compare.meets_target:
-        verdict = "no"
-    elif compare.paired_quartiles[0] < TARGET_RATIO:
-        verdict = "yes, narrowly"
-    else:
-        verdict = "yes"
-    if not target:
-        return f"{verdict} (info)"
-    return verdict if compare.meets_target else f"**{verdict}**"
+    return compare.verdict("" if target else "info")
 
 
 def _us(ns: float) -> str:
@@ -939,11 +725,6 @@ def _us(ns: float) -> str:
 
 def _per_s(ns: float) -> str:
     return f"{1e9 / ns:,.0f}" if ns > 0 else "-"
-
-
-def _paired(compare: Compare) -> str:
-    q1, q2, q3 = compare.paired_quartiles
-    return f"{q2:.1f}x ({q1:.1f}-{q3:.1f})"
 
 
 MEMORY_HEADER: Final = (
@@ -970,7 +751,7 @@ def _memory_cells(row: MemoryRow) -> tuple[str, ...]:
         _us(c.official_median),
         "-" if share else _per_s(c.official_median),
         f"{c.ratio:.1f}x",
-        _paired(c),
+        c.paired(1),
         _verdict(c, row.target),
     )
 
@@ -1005,49 +786,43 @@ def _stdio_cells(row: StdioRow) -> tuple[str, ...]:
         _us(cpu.ours_median),
         _us(cpu.official_median),
         f"{cpu.ratio:.1f}x",
-        _paired(cpu),
+        cpu.paired(1),
         server,
         _verdict(cpu, row.target),
     )
 
 
-def _columns(header: tuple[str, ...], rows: list[tuple[str, ...]], left: int) -> list[str]:
-    lines = [header, *rows]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    text = [
-        "  ".join(
-            cell.ljust(w) if i < left else cell.rjust(w)
-            for i, (cell, w) in enumerate(zip(line, widths, strict=True))
-        )
-        for line in lines
+def _targets(results: Results) -> list[tuple[str, str, Compare]]:
+    """The rows the target is about: how the console and the doc name each, its figures."""
+    out = [
+        (f"client share, in memory, {r.era}", f"in memory, client share, {r.era}", r.compare)
+        for r in results.memory
+        if r.target
     ]
-    text.insert(1, "  ".join("-" * w for w in widths))
-    return text
-
-
-def _target_lines(results: Results) -> list[str]:
-    out = []
-    for mrow in results.memory:
-        if mrow.target:
-            met = "MET" if mrow.compare.meets_target else "NOT MET"
-            out.append(
-                f"Target (client share, in memory, {mrow.era}): {met} - "
-                f"{mrow.compare.ratio:.1f}x (paired {mrow.compare.paired_quartiles[1]:.1f}x)"
-            )
-    for srow in results.stdio:
-        if srow.target:
-            met = "MET" if srow.cpu.meets_target else "NOT MET"
-            out.append(
-                f"Target (client CPU, stdio, {srow.server}, {srow.era}): {met} - "
-                f"{srow.cpu.ratio:.1f}x (paired {srow.cpu.paired_quartiles[1]:.1f}x)"
-            )
+    out += [
+        (
+            f"client CPU, stdio, {r.server}, {r.era}",
+            f"stdio, client CPU, {r.server}, {r.era}",
+            r.cpu,
+        )
+        for r in results.stdio
+        if r.target
+    ]
     return out
 
 
+def _target_lines(results: Results) -> list[str]:
+    return [
+        f"Target ({what}): {'MET' if c.meets_target else 'NOT MET'} - "
+        f"{c.ratio:.1f}x (paired {c.paired_quartiles[1]:.1f}x)"
+        for what, _, c in _targets(results)
+    ]
+
+
 def format_console(results: Results, env: Environment, settings: Settings) -> str:
-    text = _columns(MEMORY_HEADER, [_memory_cells(r) for r in results.memory], 2)
+    text = _common.columns(MEMORY_HEADER, [_memory_cells(r) for r in results.memory], 2)
     text.append("")
-    text += _columns(STDIO_HEADER, [_stdio_cells(r) for r in results.stdio], 2)
+    text += _common.columns(STDIO_HEADER, [_stdio_cells(r) for r in results.stdio], 2)
     text += [
         "",
         f"{env.machine}, {env.cpu}, {env.cores} cores; Python {env.python}; mcpgen "
@@ -1060,16 +835,6 @@ def format_console(results: Results, env: Environment, settings: Settings) -> st
         *_target_lines(results),
     ]
     return "\n".join(text)
-
-
-def _md_table(header: tuple[str, ...], rows: list[tuple[str, ...]], left: int) -> list[str]:
-    align = ["---" if i < left else "---:" for i in range(len(header))]
-    align[-1] = "---"
-    return [
-        "| " + " | ".join(header) + " |",
-        "|" + "|".join(align) + "|",
-        *("| " + " | ".join(row) + " |" for row in rows),
-    ]
 
 
 def format_section(results: Results, env: Environment, settings: Settings) -> str:
@@ -1104,7 +869,9 @@ def format_section(results: Results, env: Environment, settings: Settings) -> st
         "",
         "### In memory: each SDK's in-process route, one process, no OS I/O",
         "",
-        *_md_table(MEMORY_HEADER, [_memory_cells(r) for r in results.memory], 2),
+        *_common.md_table(
+            MEMORY_HEADER, [_memory_cells(r) for r in results.memory], 2, last_left=True
+        ),
         "",
         "- Round trip: `mcpgen.Client.memory(server)` (its `MemoryLink`: JSON-RPC lines "
         "through `MemoryConnection` into a server `Session`, replies read by the link's "
@@ -1128,7 +895,9 @@ def format_section(results: Results, env: Environment, settings: Settings) -> st
         "",
         "### Over stdio: client process CPU per call, both clients against both servers",
         "",
-        *_md_table(STDIO_HEADER, [_stdio_cells(r) for r in results.stdio], 2),
+        *_common.md_table(
+            STDIO_HEADER, [_stdio_cells(r) for r in results.stdio], 2, last_left=True
+        ),
         "",
         "- Servers: mcpgen's `python examples/bench_server.py stdio` and the official "
         "low-level `Server` served by `mcp.server.stdio.stdio_server` (`python "
@@ -1154,20 +923,11 @@ def format_section(results: Results, env: Environment, settings: Settings) -> st
         "against the same server, and the in-memory client share), in both eras:",
         "",
     ]
-    for mrow in results.memory:
-        if mrow.target:
-            met = "met" if mrow.compare.meets_target else "**not met**"
-            out.append(
-                f"- in memory, client share, {mrow.era}: {met}, {mrow.compare.ratio:.1f}x "
-                f"(paired {mrow.compare.paired_quartiles[1]:.1f}x)."
-            )
-    for srow in results.stdio:
-        if srow.target:
-            met = "met" if srow.cpu.meets_target else "**not met**"
-            out.append(
-                f"- stdio, client CPU, {srow.server}, {srow.era}: {met}, "
-                f"{srow.cpu.ratio:.1f}x (paired {srow.cpu.paired_quartiles[1]:.1f}x)."
-            )
+    out += [
+        f"- {what}: {'met' if c.meets_target else '**not met**'}, {c.ratio:.1f}x "
+        f"(paired {c.paired_quartiles[1]:.1f}x)."
+        for _, what, c in _targets(results)
+    ]
     out += [
         "",
         "Notes:",
@@ -1205,7 +965,7 @@ def format_section(results: Results, env: Environment, settings: Settings) -> st
 def _wait_note(results: Results) -> list[str]:
     """How much the same client's CPU per call changes with the server it waits for."""
     ours = {(r.server, r.era): statistics.median(r.ours.cpu) for r in results.stdio}
-    era = _era(MODERN_VERSION)
+    era = era_label(MODERN_VERSION)
     fast = ours.get(("mcpgen `bench_server.py`", era))
     slow = ours.get(("official low-level `Server`", era))
     if fast is None or slow is None:
@@ -1221,55 +981,16 @@ def _wait_note(results: Results) -> list[str]:
     ]
 
 
-def _doc_header(env: Environment) -> str:
-    return (
-        "# Performance\n"
-        "\n"
-        "Benchmarks of mcpgen against the official MCP Python SDK. Each section is written "
-        "by its benchmark script and records its own date, machine, versions and command.\n"
-        "\n"
-        f"File created on {env.date} by `{env.command}`.\n"
-        "\n"
-    )
-
-
-def write_doc(path: Path, section: str, env: Environment) -> None:
-    """Replace the client section of ``path`` (append it, or create the file, if missing)."""
-    text = path.read_text() if path.exists() else _doc_header(env)
-    start = text.find(SECTION_START)
-    end = text.find(SECTION_END)
-    if start != -1 and end > start:
-        end += len(SECTION_END)
-        if text[end : end + 1] == "\n":
-            end += 1
-        text = text[:start] + section + text[end:]
-    elif start != -1 or end != -1:
-        raise SystemExit(f"{path}: unbalanced {SECTION_START} / {SECTION_END} markers")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section if text.strip() else section
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-
-
 # --------------------------------------------------------------------------------- main
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        description="Time a tools/call round trip: mcpgen's client vs the official SDK's."
+    parser = _common.arg_parser(
+        "Time a tools/call round trip: mcpgen's client vs the official SDK's.",
+        quick="short run (~20 s instead of ~100 s)",
     )
-    parser.add_argument("--quick", action="store_true", help="short run (~20 s instead of ~100 s)")
-    parser.add_argument(
-        "--gc", action="store_true", help="keep the garbage collector on while timing"
-    )
-    parser.add_argument(
-        "--write-doc",
-        action="store_true",
-        help="rewrite the client section of docs/performance.md with the results",
-    )
-    parser.add_argument(
-        "--doc", type=Path, default=DEFAULT_DOC, help="the file --write-doc rewrites"
-    )
+    _common.add_gc_option(parser)
+    _common.add_doc_options(parser, "client")
     parser.add_argument(SERVE_OFFICIAL, action="store_true", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
@@ -1304,8 +1025,8 @@ def main(argv: list[str] | None = None) -> int:
     env = env.finished()
     print(format_console(results, env, settings))
     if args.write_doc:
-        write_doc(args.doc, format_section(results, env, settings), env)
-        print(f"wrote the client section of {args.doc}", file=sys.stderr)
+        section = format_section(results, env, settings)
+        _common.write_section(args.doc, "client", section, _common.doc_header(env))
     return 0
 
 
