@@ -64,7 +64,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import datetime as dt
 import gc
 import http.client
 import json
@@ -83,20 +82,19 @@ import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Final
 
-REPO_ROOT: Final = Path(__file__).resolve().parent.parent
+import _common
+from _common import INITIALIZED, MODERN_META, REPO_ROOT, compact, era_label, md_table
+
 SERVERS_DIR: Final = REPO_ROOT / "bench" / "servers"
 WRK_SCRIPT: Final = REPO_ROOT / "bench" / "wrk" / "mcp.lua"
-DEFAULT_DOC: Final = REPO_ROOT / "docs" / "performance.md"
-SECTION_START: Final = "<!-- suite:start -->"
-SECTION_END: Final = "<!-- suite:end -->"
+SECTION_START, SECTION_END = _common.markers("suite")
 
 HOST: Final = "127.0.0.1"
-MODERN: Final = "2026-07-28"
-LEGACY: Final = "2025-11-25"
+MODERN: Final = _common.MODERN_VERSION
+LEGACY: Final = _common.LEGACY_VERSION
 ERAS: Final = (MODERN, LEGACY)
 N_TOOLS: Final = 100
 ECHO_TEXT: Final = "hello"
@@ -104,21 +102,7 @@ MIB: Final = 1024 * 1024
 CONCURRENCY: Final = (1, 16, 64)
 
 
-def era_label(era: str) -> str:
-    return era if era == MODERN else f"legacy {era}"
-
-
 # ------------------------------------------------------------------------------ messages
-
-
-def compact(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-MODERN_META: Final = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 
 
 def with_meta(params: dict[str, Any], era: str) -> dict[str, Any]:
@@ -137,17 +121,7 @@ def list_request(rid: int, era: str) -> dict[str, Any]:
     return request
 
 
-INITIALIZE: Final = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": LEGACY,
-        "capabilities": {},
-        "clientInfo": {"name": "bench-suite", "version": "1"},
-    },
-}
-INITIALIZED: Final = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+INITIALIZE: Final = _common.initialize(LEGACY, "bench-suite")
 
 
 def line(message: dict[str, Any]) -> bytes:
@@ -384,31 +358,15 @@ class StdioPeer(Proc):
 
 
 def result_of(raw: bytes | str, who: str, want_id: int) -> dict[str, Any]:
-    try:
-        reply = json.loads(raw)
-    except ValueError:
-        raise ServerGone(f"{who}: not JSON: {str(raw)[:300]}") from None
-    if reply.get("jsonrpc") != "2.0" or reply.get("id") != want_id or "result" not in reply:
-        raise ServerGone(f"{who}: not a result for id {want_id}: {str(raw)[:400]}")
-    result: dict[str, Any] = reply["result"]
-    return result
+    return _common.result_of(raw, who, want_id, ServerGone)
 
 
 def check_initialize(raw: bytes, who: str) -> None:
-    result = result_of(raw, f"{who} initialize", 0)
-    if result.get("protocolVersion") != LEGACY:
-        raise ServerGone(f"{who}: initialize negotiated {result.get('protocolVersion')!r}")
+    _common.check_initialize(raw, who, ServerGone)
 
 
 def check_echo(raw: bytes | str, who: str, want_id: int = 1) -> None:
-    result = result_of(raw, who, want_id)
-    if result.get("isError") or result.get("content") != [{"type": "text", "text": ECHO_TEXT}]:
-        raise ServerGone(f"{who}: tools/call did not echo {ECHO_TEXT!r}: {str(raw)[:400]}")
-
-
-def projection(tools: list[dict[str, Any]]) -> list[str]:
-    keys = ("name", "description", "inputSchema", "outputSchema")
-    return [json.dumps({k: t.get(k) for k in keys}, sort_keys=True) for t in tools]
+    _common.check_echo(raw, who, ECHO_TEXT, want_id, ServerGone)
 
 
 def check_list(raw: bytes, spec: ServerSpec, expected: list[dict[str, Any]]) -> int:
@@ -421,7 +379,8 @@ def check_list(raw: bytes, spec: ServerSpec, expected: list[dict[str, Any]]) -> 
     if len(tools) != N_TOOLS or result.get("nextCursor"):
         raise ServerGone(f"{who}: {len(tools)} tools, not {N_TOOLS} in one page")
     if expected:
-        if spec.same_defs and projection(tools) != projection(expected):
+        same = _common.tool_projection(tools) == _common.tool_projection(expected)
+        if spec.same_defs and not same:
             raise ServerGone(f"{who}: tool definitions differ from mcpgen's")
         if sorted(t["name"] for t in tools) != sorted(t["name"] for t in expected):
             raise ServerGone(f"{who}: tool names differ from mcpgen's")
@@ -544,6 +503,13 @@ def _all_http() -> tuple[tuple[int, str], ...]:
     return tuple((c, era) for c in CONCURRENCY for era in ERAS)
 
 
+def _plans(
+    kind: str, eras: tuple[str, ...], *sized: tuple[ServerSpec, int, int]
+) -> tuple[tuple[ServerSpec, str, str, int, int], ...]:
+    """callgrind runs of ``kind`` for each (server, N1, N2) of ``sized``, in each era."""
+    return tuple((spec, era, kind, n1, n2) for spec, n1, n2 in sized for era in eras)
+
+
 FULL: Final = Settings(
     mode="full",
     repeats=5,
@@ -557,18 +523,15 @@ FULL: Final = Settings(
     cold_repeats=7,
     cold_eras=ERAS,
     callgrind=(
-        (LOWLEVEL, MODERN, "call", 300, 600),
-        (LOWLEVEL, LEGACY, "call", 300, 600),
-        (MCPSERVER, MODERN, "call", 200, 400),
-        (MCPSERVER, LEGACY, "call", 200, 400),
-        (MCPGEN, MODERN, "call", 1000, 3000),
-        (MCPGEN, LEGACY, "call", 1000, 3000),
-        (CEILING, MODERN, "call", 1000, 3000),
-        (CEILING, LEGACY, "call", 1000, 3000),
-        (MCPGEN, MODERN, "list", 300, 900),
-        (MCPGEN, LEGACY, "list", 300, 900),
-        (CEILING, MODERN, "list", 300, 900),
-        (CEILING, LEGACY, "list", 300, 900),
+        *_plans(
+            "call",
+            ERAS,
+            (LOWLEVEL, 300, 600),
+            (MCPSERVER, 200, 400),
+            (MCPGEN, 1000, 3000),
+            (CEILING, 1000, 3000),
+        ),
+        *_plans("list", ERAS, (MCPGEN, 300, 900), (CEILING, 300, 900)),
     ),
     callgrind_warmup=200,
 )
@@ -585,12 +548,10 @@ QUICK: Final = Settings(
     cold_repeats=3,
     cold_eras=(MODERN,),
     callgrind=(
-        (LOWLEVEL, MODERN, "call", 60, 120),
-        (MCPGEN, MODERN, "call", 500, 1000),
-        (MCPGEN, LEGACY, "call", 500, 1000),
-        (CEILING, MODERN, "call", 500, 1000),
-        (MCPGEN, MODERN, "list", 200, 400),
-        (CEILING, MODERN, "list", 200, 400),
+        *_plans("call", (MODERN,), (LOWLEVEL, 60, 120)),
+        *_plans("call", ERAS, (MCPGEN, 500, 1000)),
+        *_plans("call", (MODERN,), (CEILING, 500, 1000)),
+        *_plans("list", (MODERN,), (MCPGEN, 200, 400), (CEILING, 200, 400)),
     ),
     callgrind_warmup=100,
 )
@@ -602,13 +563,10 @@ def progress(message: str) -> None:
 
 @contextlib.contextmanager
 def collector_off() -> Iterator[None]:
-    """The harness's own garbage collector off while a sample runs."""
+    """The harness's own garbage collector off while a sample runs, after a collection."""
     gc.collect()
-    gc.disable()
-    try:
+    with _common.collector():
         yield
-    finally:
-        gc.enable()
 
 
 # ---------------------------------------------------------------------------------- stdio
@@ -1109,22 +1067,6 @@ def callgrind_phase(settings: Settings, results: Results, logdir: Path) -> None:
 # ---------------------------------------------------------------------------- environment
 
 
-def _cpu_model() -> str:
-    with contextlib.suppress(OSError):
-        for row in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = row.partition(":")
-            if key.strip() in {"model name", "Model", "cpu model"}:
-                return value.strip()
-    return platform.processor() or "unknown"
-
-
-def _version(distribution: str) -> str:
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
 def _tool_version(argv: list[str]) -> str:
     if shutil.which(argv[0]) is None:
         return "not installed"
@@ -1134,22 +1076,17 @@ def _tool_version(argv: list[str]) -> str:
 
 
 @dataclass(frozen=True)
-class Environment:
-    date: str
-    command: str
-    machine: str
-    cpu: str
-    cores: int
+class Environment(_common.Environment):
+    """The run's machine and kernel, the versions of the servers' packages (read from
+    their metadata: nothing the servers use is imported here), wrk's and valgrind's."""
+
     kernel: str
-    python: str
     versions: dict[str, str]
     wrk: str
     valgrind: str
 
     @classmethod
     def current(cls, argv: list[str]) -> Environment:
-        launcher = os.environ.get("MCPGEN_BENCH_LAUNCHER")
-        prefix = shlex.split(launcher) if launcher else ["python", "bench/suite.py"]
         names = [
             "mcpgen",
             "msgspec",
@@ -1164,15 +1101,11 @@ class Environment:
             "httptools",
             "opentelemetry-api",
         ]
-        return cls(
-            date=dt.datetime.now(dt.UTC).date().isoformat(),
-            command=shlex.join([*prefix, *argv]),
-            machine=platform.machine(),
-            cpu=_cpu_model(),
-            cores=os.cpu_count() or 0,
+        return cls.collect(
+            argv,
+            "bench/suite.py",
             kernel=platform.release(),
-            python=f"{platform.python_version()} ({platform.python_implementation()})",
-            versions={name: _version(name) for name in names},
+            versions={name: _common.version(name) for name in names},
             wrk=_tool_version(["wrk", "--version"]).split(" Copyright")[0],
             valgrind=_tool_version(["valgrind", "--version"]),
         )
@@ -1222,15 +1155,6 @@ def ratio_cell(r: Ratio | None, *, percent: bool, single: bool = False) -> str:
         return head
     paired = f"{r.paired:.2f}x" if r.paired < 10 else f"{r.paired:.1f}x"
     return f"{head} (paired {paired}, {r.low:.1f}-{r.high:.1f})"
-
-
-def table(header: Sequence[str], rows: Sequence[Sequence[str]], right_from: int = 2) -> list[str]:
-    align = ["---" if i < right_from else "---:" for i in range(len(header))]
-    return [
-        "| " + " | ".join(header) + " |",
-        "|" + "|".join(align) + "|",
-        *("| " + " | ".join(row) + " |" for row in rows),
-    ]
 
 
 RATIO_HEADER: Final = ("mcpgen vs low-level", "mcpgen vs MCPServer", "mcpgen / ceiling")
@@ -1388,10 +1312,10 @@ def body(results: Results, settings: Settings, env: Environment) -> list[str]:
         "verdict.",
         "",
     ]
-    out += table(
+    out += md_table(
         ("target", "mcpgen", "verdict"),
         [(t.label, t.detail, _verdict(t)) for t in targets(results)],
-        right_from=3,
+        3,
     )
     header = ("workload", "era", *SERVER_HEADER, *RATIO_HEADER)
     out += [
@@ -1405,7 +1329,7 @@ def body(results: Results, settings: Settings, env: Environment) -> list[str]:
         "",
     ]
     stdio = [(w, era) for w in STDIO_WORKLOADS for era in ERAS]
-    out += table(header, comparison_rows(results, stdio))
+    out += md_table(header, comparison_rows(results, stdio), 2)
     http_runs = [(HTTP_WORKLOADS[c], era) for c, era in settings.http_runs]
     out += [
         "",
@@ -1415,7 +1339,7 @@ def body(results: Results, settings: Settings, env: Environment) -> list[str]:
         "in brackets wrk's p50 / p99 latency.",
         "",
     ]
-    out += table(header, comparison_rows(results, http_runs))
+    out += md_table(header, comparison_rows(results, http_runs), 2)
     out += [
         "",
         "CPU use during the wrk runs, as a share of one core: the server process (median) "
@@ -1423,7 +1347,7 @@ def body(results: Results, settings: Settings, env: Environment) -> list[str]:
         "below it, so it is not.",
         "",
     ]
-    out += table(("workload", "era", *SERVER_HEADER), cpu_rows(results, settings))
+    out += md_table(("workload", "era", *SERVER_HEADER), cpu_rows(results, settings), 2)
     out += [
         "",
         "### Start-up and memory",
@@ -1466,7 +1390,7 @@ def body(results: Results, settings: Settings, env: Environment) -> list[str]:
     for row in rows:
         if row[0] in {COLD.label, IMPORT.label}:
             row[0] += " (ms)"
-    out += table(("measure", "era", *SERVER_HEADER, *RATIO_HEADER), rows)
+    out += md_table(("measure", "era", *SERVER_HEADER, *RATIO_HEADER), rows, 2)
     out += [
         "",
         "### Instructions per stdio request (callgrind)",
@@ -1480,7 +1404,7 @@ def body(results: Results, settings: Settings, env: Environment) -> list[str]:
         "",
     ]
     instr = [(INSTR, era) for era in ERAS] + [(INSTR_LIST, era) for era in ERAS]
-    out += table(header, comparison_rows(results, instr, single=True))
+    out += md_table(header, comparison_rows(results, instr, single=True), 2)
     calls = {
         f"{spec.label} {'list' if w == INSTR_LIST.key else 'call'} {era_label(era)}: "
         f"{series.extra['calls'][0]:.0f} requests, "
@@ -1588,23 +1512,6 @@ def format_section(results: Results, settings: Settings, env: Environment) -> st
     return "\n".join(out) + "\n"
 
 
-def write_doc(path: Path, section: str) -> None:
-    """Replace the suite section of ``path`` (append it if missing); nothing else."""
-    text = path.read_text() if path.exists() else "# Performance\n"
-    start = text.find(SECTION_START)
-    end = text.find(SECTION_END)
-    if start != -1 and end > start:
-        end += len(SECTION_END)
-        if text[end : end + 1] == "\n":
-            end += 1
-        text = text[:start] + section + text[end:]
-    elif start != -1 or end != -1:
-        raise SystemExit(f"{path}: unbalanced {SECTION_START} / {SECTION_END} markers")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    path.write_text(text)
-
-
 # ----------------------------------------------------------------------------------- main
 
 
@@ -1633,19 +1540,14 @@ def preflight(args: argparse.Namespace) -> None:
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        description="End-to-end benchmarks: mcpgen vs the official SDK vs the raw ceiling."
+    parser = _common.arg_parser(
+        "End-to-end benchmarks: mcpgen vs the official SDK vs the raw ceiling.",
+        quick="short run (< 3 min)",
     )
-    parser.add_argument("--quick", action="store_true", help="short run (< 3 min)")
     parser.add_argument("--repeats", type=int, help="override the number of repeats")
     parser.add_argument("--no-http", action="store_true", help="skip the HTTP workloads")
     parser.add_argument("--no-callgrind", action="store_true", help="skip callgrind")
-    parser.add_argument(
-        "--write-doc",
-        action="store_true",
-        help="rewrite the suite section of docs/performance.md with the results",
-    )
-    parser.add_argument("--doc", type=Path, default=DEFAULT_DOC, help="the file --write-doc edits")
+    _common.add_doc_options(parser, "suite", doc_help="the file --write-doc edits")
     parser.add_argument("--json", type=Path, help="also save the raw samples as JSON here")
     return parser.parse_args(argv)
 
@@ -1675,8 +1577,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(results.as_json(), indent=1))
     if args.write_doc:
-        write_doc(args.doc, format_section(results, settings, env))
-        print(f"wrote the suite section of {args.doc}", file=sys.stderr)
+        section = format_section(results, settings, env)
+        _common.write_section(args.doc, "suite", section, _common.doc_header(env))
     return 0
 
 
