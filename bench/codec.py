@@ -241,6 +241,19 @@ class Case:
     official_drops: tuple[str, ...] = ()
 
 
+def _model_case(label: str, payload: bytes, model: str) -> Case:
+    """The round trip of the type named ``model`` on both sides: mcpgen's Struct and the
+    SDK's pydantic model."""
+    return Case(
+        label=label,
+        payload=payload,
+        ours=msgspec_round_trip(getattr(ours, model)),
+        ours_api=f"`{model}`",
+        official=pydantic_round_trip(getattr(official, model)),
+        official_api=f"`{model}.model_validate_json` / `.model_dump_json`",
+    )
+
+
 def build_cases() -> list[Case]:
     request = tools_call_request()
     return [
@@ -255,22 +268,8 @@ def build_cases() -> list[Case]:
                 "`model_dump` + `JSONRPCRequest(...).model_dump_json`"
             ),
         ),
-        Case(
-            label="tools/list result, 100 tools",
-            payload=list_tools_result(),
-            ours=msgspec_round_trip(ours.ListToolsResult),
-            ours_api="`ListToolsResult`",
-            official=pydantic_round_trip(official.ListToolsResult),
-            official_api="`ListToolsResult.model_validate_json` / `.model_dump_json`",
-        ),
-        Case(
-            label="CallToolResult, 10 blocks",
-            payload=call_tool_result(),
-            ours=msgspec_round_trip(ours.CallToolResult),
-            ours_api="`CallToolResult`",
-            official=pydantic_round_trip(official.CallToolResult),
-            official_api="`CallToolResult.model_validate_json` / `.model_dump_json`",
-        ),
+        _model_case("tools/list result, 100 tools", list_tools_result(), "ListToolsResult"),
+        _model_case("CallToolResult, 10 blocks", call_tool_result(), "CallToolResult"),
         Case(
             label="tools/call request, official body only (lower bound)",
             payload=request,
