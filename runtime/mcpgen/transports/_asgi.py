@@ -24,7 +24,7 @@ __all__ = [
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
-_JSON = [(b"content-type", b"application/json")]
+_JSON = (b"content-type", b"application/json")
 _SSE = [
     (b"content-type", b"text/event-stream"),
     (b"cache-control", b"no-cache"),
@@ -86,9 +86,16 @@ class SseWriter:
 
 
 async def read_body(receive: Receive, cap: int) -> bytes | None:
+    message = await receive()
+    if not message.get("more_body", False) and message["type"] == "http.request":
+        body: bytes = message.get("body", b"")
+        return body if len(body) <= cap else None
+    return await _read_chunks(receive, cap, message)
+
+
+async def _read_chunks(receive: Receive, cap: int, message: dict[str, Any]) -> bytes | None:
     chunks, size = [], 0
     while True:
-        message = await receive()
         if message["type"] == "http.disconnect":
             return b""
         chunk = message.get("body", b"")
@@ -97,7 +104,8 @@ async def read_body(receive: Receive, cap: int) -> bytes | None:
             return None
         chunks.append(chunk)
         if not message.get("more_body", False):
-            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            return b"".join(chunks)
+        message = await receive()
 
 
 async def disconnected(receive: Receive) -> None:
@@ -108,7 +116,9 @@ async def disconnected(receive: Receive) -> None:
 async def json_response(
     send: Send, body: bytes, status: int, extra: Sequence[tuple[bytes, bytes]] = ()
 ) -> None:
-    headers = [*_JSON, (b"content-length", str(len(body)).encode()), *extra]
+    headers = [_JSON, (b"content-length", b"%d" % len(body))]
+    if extra:
+        headers.extend(extra)
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
@@ -116,7 +126,7 @@ async def json_response(
 async def plain_response(
     send: Send, status: int, body: bytes, extra: Sequence[tuple[bytes, bytes]] = ()
 ) -> None:
-    headers = [(b"content-length", str(len(body)).encode()), *extra]
+    headers = [(b"content-length", b"%d" % len(body)), *extra]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 

@@ -59,21 +59,34 @@ class HttpOptions(msgspec.Struct, frozen=True):
     max_sessions: int = 10_000
 
 
-# Request headers the endpoint reads; with every `mcp-*` one (mirrored params, session).
-_READ = frozenset({b"host", b"origin", b"content-type", b"accept"})
+# Request headers the endpoint reads, with their `str` keys; every `mcp-*` one is read too
+# (mirrored params, session). Names arrive lower-case (ASGI).
+_READ: dict[bytes, str] = {
+    name: name.decode("latin-1")
+    for name in (
+        b"host",
+        b"origin",
+        b"content-type",
+        b"accept",
+        b"mcp-protocol-version",
+        b"mcp-method",
+        b"mcp-name",
+        b"mcp-session-id",
+    )
+}
 
 
-def _read_headers(raw: Sequence[tuple[bytes, bytes]]) -> tuple[dict[str, str], dict[str, str]]:
-    """(the headers the endpoint reads, the `mcp-*` ones), names lower-case (ASGI)."""
+def _read_headers(raw: Sequence[tuple[bytes, bytes]]) -> dict[str, str]:
+    """The headers the endpoint and the core read, by lower-case name."""
     headers: dict[str, str] = {}
-    mcp: dict[str, str] = {}
+    known = _READ
     for name, value in raw:
-        if name.startswith(b"mcp-"):
-            key = name.decode("latin-1")
-            headers[key] = mcp[key] = value.decode("latin-1")
-        elif name in _READ:
+        key = known.get(name)
+        if key is not None:
+            headers[key] = value.decode("latin-1")
+        elif name[:4] == b"mcp-":
             headers[name.decode("latin-1")] = value.decode("latin-1")
-    return headers, mcp
+    return headers
 
 
 def _status_of(frame: bytes) -> int:
@@ -161,6 +174,8 @@ class McpAsgiApp:
         self.streams: set[_Stream] = set()
         self.stopping = False
         self._verdicts: dict[tuple[Any, ...], bytes | None] = {}  # (host, origin, bound address)
+        self._accepts: dict[str, tuple[bool, bool]] = {}  # Accept -> (JSON ok, SSE ok)
+        self._path = self.options.path.rstrip("/")
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(coro)
@@ -205,17 +220,18 @@ class McpAsgiApp:
 
     # -- requests --------------------------------------------------------------------------------
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["path"].rstrip("/") != self.options.path.rstrip("/"):
+        path = scope["path"]
+        if path != self._path and path.rstrip("/") != self._path:
             await plain_response(send, 404, b"not found")
             return
-        headers, mcp_headers = _read_headers(scope["headers"])
+        headers = _read_headers(scope["headers"])
         denied = self._deny(scope, headers)
         if denied is not None:
             await json_response(send, denied, 403)
             return
         method = scope["method"]
         if method == "POST":
-            await self._post(scope, receive, send, headers, mcp_headers)
+            await self._post(scope, receive, send, headers)
         elif method == "GET":
             await self._get(receive, send, headers)
         elif method == "DELETE":
@@ -265,17 +281,15 @@ class McpAsgiApp:
         receive: Receive,
         send: Send,
         headers: dict[str, str],
-        mcp_headers: dict[str, str],
     ) -> None:
         ctype = headers.get("content-type", "")
-        if ctype.split(";")[0].strip().lower() != "application/json":
+        json_type = "application/json"
+        if ctype != json_type and ctype.split(";")[0].strip().lower() != json_type:
             await json_response(
                 send, _error(rpc.INVALID_REQUEST, "Content-Type must be application/json", 415), 415
             )
             return
-        accept = headers.get("accept", "*/*").lower()
-        json_ok = "application/json" in accept or "*/*" in accept or "application/*" in accept
-        sse_ok = "text/event-stream" in accept or "*/*" in accept or "text/*" in accept
+        json_ok, sse_ok = self._negotiate(headers.get("accept", "*/*"))
         if not (json_ok or sse_ok):
             await json_response(
                 send,
@@ -312,14 +326,16 @@ class McpAsgiApp:
                 return
             session = http_session.core
         else:
-            session = self.server.session(_SessionChannel(self))
+            session = self.server.session()  # a channel only if it becomes a legacy session
         # An authentication middleware names the caller in the scope; it binds requestState.
-        channel = _Stream(self, mcp_headers, scope.get("mcpgen.principal"))
+        channel = _Stream(self, headers, scope.get("mcpgen.principal"))
         outcome = session.receive(body, channel)
         extra: list[tuple[bytes, bytes]] = []
         if http_session is None and session.legacy is not None:  # an initialize handshake
             http_session = self.store.add(session)
-            session.channel.session = http_session
+            session_channel = _SessionChannel(self)
+            session_channel.session = http_session
+            session.channel = session_channel
             extra.append((b"mcp-session-id", http_session.id.encode()))
         legacy_ids = (
             http_session is not None
@@ -345,6 +361,21 @@ class McpAsgiApp:
         await self._respond(
             send, receive, channel, task, extra, legacy_ids, sse_ok, json_ok, on_disconnect
         )
+
+    def _negotiate(self, accept: str) -> tuple[bool, bool]:
+        """(may answer JSON, may answer SSE) for an Accept header; memoised, since a
+        client sends the same one every time."""
+        verdict = self._accepts.get(accept)
+        if verdict is None:
+            lowered = accept.lower()
+            verdict = (
+                "application/json" in lowered or "*/*" in lowered or "application/*" in lowered,
+                "text/event-stream" in lowered or "*/*" in lowered or "text/*" in lowered,
+            )
+            if len(self._accepts) > 64:
+                self._accepts.clear()
+            self._accepts[accept] = verdict
+        return verdict
 
     async def _respond(
         self,
