@@ -396,20 +396,22 @@ def _verdict(row: Row) -> str:
     return row.verdict("informational" if row.case.informational else "")
 
 
+def _cells(row: Row, size: str) -> tuple[str, ...]:
+    """A row's cells, its payload's ``size`` as given."""
+    return (
+        row.case.label,
+        size,
+        f"{row.ours_median:,.0f}",
+        f"{row.official_median:,.0f}",
+        f"{row.ratio:.2f}x",
+        row.paired(2),
+        _verdict(row),
+    )
+
+
 def format_console(rows: list[Row], env: Environment, settings: Settings) -> str:
     header = ("payload", "bytes", "ours ns/op", "official ns/op", "ratio", "paired", "3x")
-    cells = [
-        (
-            row.case.label,
-            str(len(row.case.payload)),
-            f"{row.ours_median:,.0f}",
-            f"{row.official_median:,.0f}",
-            f"{row.ratio:.2f}x",
-            row.paired(2),
-            _verdict(row),
-        )
-        for row in rows
-    ]
+    cells = [_cells(row, str(len(row.case.payload))) for row in rows]
     text = _common.columns(header, cells, 1)
     text.append("")
     text.append(
@@ -471,18 +473,7 @@ def format_section(rows: list[Row], env: Environment, settings: Settings) -> str
                 "paired (IQR)",
                 f"meets {TARGET_RATIO:g}x",
             ),
-            [
-                (
-                    row.case.label,
-                    f"{len(row.case.payload):,}",
-                    f"{row.ours_median:,.0f}",
-                    f"{row.official_median:,.0f}",
-                    f"{row.ratio:.2f}x",
-                    row.paired(2),
-                    _verdict(row),
-                )
-                for row in rows
-            ],
+            [_cells(row, f"{len(row.case.payload):,}") for row in rows],
             1,
             last_left=True,
         ),
