@@ -12,22 +12,48 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
-import hmac
 import os
 import time
 from collections.abc import Callable, Sequence
+from functools import cached_property
 from typing import Any
 
 import msgspec
 
 from mcpgen._errors import ConfigurationError, McpError
 
-__all__ = ["Sealer", "params_digest"]
+__all__ = ["Sealer", "params_digest", "random_token"]
 
 INVALID_PARAMS = -32602
 _canonical = msgspec.json.Encoder(order="sorted")
 _PREFIX = "s1"
+
+
+# hashlib and hmac are imported on first use: a server that never seals anything (no
+# MRTR, one page of each list) never loads them.
+def _sha256(data: bytes) -> bytes:
+    import hashlib  # noqa: PLC0415
+
+    return hashlib.sha256(data).digest()
+
+
+def _mac(key: bytes, body: bytes) -> bytes:
+    import hashlib  # noqa: PLC0415
+    import hmac  # noqa: PLC0415
+
+    return hmac.new(key, body, hashlib.sha256).digest()
+
+
+def _same(a: bytes, b: bytes) -> bool:
+    import hmac  # noqa: PLC0415
+
+    return hmac.compare_digest(a, b)
+
+
+def random_token(nbytes: int) -> str:
+    """An unguessable URL-safe token (what `secrets.token_urlsafe` makes, without
+    importing `secrets`, which loads OpenSSL through `hmac`)."""
+    return _b64(os.urandom(nbytes))
 
 
 def _b64(data: bytes) -> str:
@@ -40,7 +66,7 @@ def _unb64(text: str) -> bytes:
 
 def params_digest(method: str, *salient: Any) -> str:
     """A stable digest of the params a retry must repeat (key order does not matter)."""
-    return _b64(hashlib.sha256(_canonical.encode([method, *salient])).digest()[:18])
+    return _b64(_sha256(_canonical.encode([method, *salient]))[:18])
 
 
 class _Body(msgspec.Struct, array_like=True, gc=False):
@@ -68,13 +94,21 @@ class Sealer:
             raw = [k.encode() for k in env.split(",") if k] if env else [os.urandom(32)]
         if any(len(k) < 16 for k in raw):
             raise ConfigurationError("state keys must be at least 16 bytes long")
-        self._keys = {hashlib.sha256(k).hexdigest()[:8]: k for k in raw}
-        self._current = next(iter(self._keys))
+        self._raw = raw
         self.ttl = ttl_seconds
         self.clock = clock
 
+    @cached_property
+    def _keys(self) -> dict[str, bytes]:
+        """Key id (a digest prefix, so that workers sharing keys agree) -> key."""
+        return {_sha256(k).hex()[:8]: k for k in self._raw}
+
+    @cached_property
+    def _current(self) -> str:
+        return next(iter(self._keys))
+
     def _tag(self, kid: str, body: bytes) -> bytes:
-        return hmac.new(self._keys[kid], body, hashlib.sha256).digest()
+        return _mac(self._keys[kid], body)
 
     def seal(self, state: Any, *, method: str, digest: str, principal: str | None) -> str:
         body = msgspec.json.encode(
@@ -92,7 +126,7 @@ class Sealer:
             raise _invalid("requestState is malformed") from None
         if prefix != _PREFIX or kid not in self._keys:
             raise _invalid("requestState was not issued by this server")
-        if not hmac.compare_digest(tag, self._tag(kid, body)):
+        if not _same(tag, self._tag(kid, body)):
             raise _invalid("requestState failed its integrity check")
         try:
             sealed = _body_decoder.decode(body)
@@ -119,7 +153,7 @@ class Sealer:
             offset = int(offset_text)
         except (ValueError, binascii.Error, UnicodeDecodeError):
             raise _invalid("invalid cursor") from None
-        valid = any(hmac.compare_digest(tag, self._tag(kid, body)[:12]) for kid in self._keys)
+        valid = any(_same(tag, self._tag(kid, body)[:12]) for kid in self._keys)
         if not valid or found_scope != scope or offset < 0:
             raise _invalid("invalid cursor")
         return offset

@@ -16,7 +16,6 @@ all get the same -32602.
 
 from __future__ import annotations
 
-import secrets
 import time
 from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
@@ -31,6 +30,7 @@ from mcpgen._server._call import Call, Channel
 from mcpgen._server._content import failure, to_call_result
 from mcpgen._server._context import Context, Drive, InputRequired, finish
 from mcpgen._server._mrtr import input_response, request_kinds
+from mcpgen._server._state import random_token
 from mcpgen_types import ext_tasks as x
 from mcpgen_types import latest as t
 
@@ -115,7 +115,7 @@ class TaskRecord:
     )
 
     def __init__(self, store: TaskStore, call: Call, tool: ToolDef, kwargs: dict[str, Any]) -> None:
-        self.id = secrets.token_urlsafe(18)  # unguessable: the id is all a caller needs
+        self.id = random_token(18)  # unguessable: the id is all a caller needs
         self.store = store
         self.call = call
         self.tool = tool

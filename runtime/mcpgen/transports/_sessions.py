@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Protocol
+
+from mcpgen._server._state import random_token
 
 __all__ = ["HttpSession", "InMemorySessionStore", "SessionStore"]
 
@@ -62,7 +63,7 @@ class InMemorySessionStore:
         while len(self._sessions) >= self.max_sessions and self._evict_one():
             pass
         # 32 random bytes, URL-safe: visible ASCII (0x21-0x7E) as the spec requires.
-        session = HttpSession(secrets.token_urlsafe(32), core_session)
+        session = HttpSession(random_token(32), core_session)
         session.last_seen = self.clock()
         self._sessions[session.id] = session
         return session
