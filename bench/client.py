@@ -58,6 +58,7 @@ which makes a separate venv)::
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import copy
 import dataclasses
@@ -461,6 +462,49 @@ async def stdio_side(
         yield side, client.protocol_version
 
 
+@asynccontextmanager
+async def bare_side(command: list[str], marker: str) -> AsyncIterator[Side]:
+    """The floor of client-side cost against a server: a bare asyncio client that writes
+    one fixed 2026-07-28 request line, reads the reply line and parses it (no SDK)."""
+    before = _children()
+    proc = await asyncio.create_subprocess_exec(
+        *command,
+        cwd=str(REPO_ROOT),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    stdin, stdout = proc.stdin, proc.stdout
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": ECHO_TEXT}, "_meta": MODERN_META},
+    }
+    line = compact(request) + b"\n"
+
+    async def call() -> bytes:
+        stdin.write(line)
+        reply = await stdout.readline()
+        json.loads(reply)  # what any client must do with a reply, at the least
+        return reply
+
+    try:
+        _common.check_echo(await call(), "bare client", ECHO_TEXT)
+        side = Side("bare asyncio client", call)
+        side.server_pid = _new_server(before, marker, "bare client")
+        yield side
+    finally:
+        stdin.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(proc.wait(), 10)
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
 # ------------------------------------------------------------------------------ timing
 
 
@@ -514,16 +558,18 @@ class Pair:
     official: Side
 
 
-async def measure(pairs: list[Pair], settings: Settings) -> None:
+async def measure(pairs: list[Pair], settings: Settings, singles: list[Side]) -> None:
     """Warm up and calibrate every side, then time all pairs ``settings.repeats`` times.
 
     Each repeat goes through all the pairs in turn, and within a pair runs the two sides
-    back to back, alternating which goes first.
+    back to back, alternating which goes first; then each single side (the floors).
     """
     for pair in pairs:
         print(f"warming up: {pair.label}", file=sys.stderr, flush=True)
         await calibrate(pair.ours, settings)
         await calibrate(pair.official, settings)
+    for single in singles:
+        await calibrate(single, settings)
     for repeat in range(settings.repeats):
         print(f"repeat {repeat + 1}/{settings.repeats}", file=sys.stderr, flush=True)
         for pair in pairs:
@@ -533,6 +579,8 @@ async def measure(pairs: list[Pair], settings: Settings) -> None:
             )
             await sample(first, settings)
             await sample(second, settings)
+        for single in singles:
+            await sample(single, settings)
 
 
 # ----------------------------------------------------------------------------- results
@@ -577,10 +625,21 @@ class StdioRow:
         return Compare(self.ours.cpu, self.official.cpu, TARGET_RATIO)
 
 
+@dataclass(frozen=True)
+class FloorRow:
+    """A bare client's CPU per call against one server (2026-07-28), beside the SDKs'."""
+
+    server: str
+    bare: Side
+    ours: Side
+    official: Side
+
+
 @dataclass
 class Results:
     memory: list[MemoryRow]
     stdio: list[StdioRow]
+    floors: list[FloorRow]
 
 
 # ----------------------------------------------------------------------------- the run
@@ -639,6 +698,7 @@ async def _run(settings: Settings) -> Results:
         # -- stdio: both clients against both servers, both eras.
         print("starting the stdio servers", file=sys.stderr, flush=True)
         stdio: dict[tuple[str, str], Pair] = {}
+        bare: dict[str, Side] = {}
         for server_label, command, marker in (
             ("mcpgen `bench_server.py`", OUR_SERVER_COMMAND, BENCH_SERVER.name),
             ("official low-level `Server`", OFFICIAL_SERVER_COMMAND, SERVE_OFFICIAL),
@@ -667,8 +727,9 @@ async def _run(settings: Settings) -> Results:
                 pair = Pair(f"stdio, {server_label}, {era}", ours_side, off_side)
                 pairs.append(pair)
                 stdio[(server_label, era_label(want))] = pair
+            bare[server_label] = await stack.enter_async_context(bare_side(command, marker))
 
-        await measure(pairs, settings)
+        await measure(pairs, settings, list(bare.values()))
 
         for era, round_trip, alone, session in memory:
             for label, (ours, official), target in (
@@ -689,8 +750,13 @@ async def _run(settings: Settings) -> Results:
             stdio_rows.append(
                 StdioRow("each SDK with its own server", era, ours_own, official_own, False)
             )
+        modern = era_label(MODERN_VERSION)
+        floors = [
+            FloorRow(label, side, stdio[(label, modern)].ours, stdio[(label, modern)].official)
+            for label, side in bare.items()
+        ]
         print("stopping the clients and servers", file=sys.stderr, flush=True)
-    return Results(memory_rows, stdio_rows)
+    return Results(memory_rows, stdio_rows, floors)
 
 
 # ----------------------------------------------------------------------------- reports
@@ -792,6 +858,30 @@ def _stdio_cells(row: StdioRow) -> tuple[str, ...]:
     )
 
 
+FLOOR_HEADER: Final = (
+    "stdio server (2026-07-28)",
+    "bare client CPU µs/call",
+    "mcpgen client CPU µs/call",
+    "official client CPU µs/call",
+    "mcpgen over bare",
+    "official over bare (the most any client could gain)",
+)
+
+
+def _floor_cells(row: FloorRow) -> tuple[str, ...]:
+    bare = statistics.median(row.bare.cpu)
+    ours = statistics.median(row.ours.cpu)
+    official = statistics.median(row.official.cpu)
+    return (
+        row.server,
+        _us(bare),
+        _us(ours),
+        _us(official),
+        f"{ours / bare:.2f}x",
+        f"{official / bare:.1f}x",
+    )
+
+
 def _targets(results: Results) -> list[tuple[str, str, Compare]]:
     """The rows the target is about: how the console and the doc name each, its figures."""
     out = [
@@ -823,6 +913,8 @@ def format_console(results: Results, env: Environment, settings: Settings) -> st
     text = _common.columns(MEMORY_HEADER, [_memory_cells(r) for r in results.memory], 2)
     text.append("")
     text += _common.columns(STDIO_HEADER, [_stdio_cells(r) for r in results.stdio], 2)
+    text.append("")
+    text += _common.columns(FLOOR_HEADER, [_floor_cells(r) for r in results.floors], 1)
     text += [
         "",
         f"{env.machine}, {env.cpu}, {env.cores} cores; Python {env.python}; mcpgen "
@@ -917,6 +1009,14 @@ def format_section(results: Results, env: Environment, settings: Settings) -> st
         "calls/s, which includes the pipes and both processes waking up.",
         "- \"each SDK with its own server\" pairs mcpgen's client on mcpgen's server with "
         "the official client on the official server (same samples as the rows above).",
+        "",
+        "The floor: a bare asyncio client (no SDK: write one fixed request line, read the "
+        "reply line, `json.loads` it) against the same two servers, timed in the same "
+        "repeats. Its CPU per call is what any client pays on this machine for the pipe "
+        "and for waking up, so official / bare bounds the ratio any client could reach "
+        "against that server.",
+        "",
+        *_common.md_table(FLOOR_HEADER, [_floor_cells(r) for r in results.floors], 1),
         "",
         f"Project target: the client-side cost at least {TARGET_RATIO:g}x lower with "
         "mcpgen's client than with the official client (client CPU per call over stdio "
