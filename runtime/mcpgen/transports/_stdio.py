@@ -170,17 +170,18 @@ async def serve_stdio(
         os.dup2(2, 1)
         sys.stdout = sys.stderr
         stdout = os.fdopen(protocol_fd, "wb", buffering=0)
-    # Pipe transports take pipes, sockets and ttys; a redirect to or from a regular file
-    # gets plain blocking I/O instead (a file never blocks for long).
+    # Pipe transports take pipes and sockets; anything else (a redirect to or from a
+    # regular file, /dev/null, a terminal) gets plain blocking I/O instead: it never
+    # blocks for long, and uvloop aborts the process on some of them.
     writer: Any
     out_transport: Any
-    if _is_regular(stdout):
+    if _is_plain(stdout):
         out_transport = writer = _FileWriter(stdout)
     else:
         out_transport, writer = await loop.connect_write_pipe(_Writer, stdout)
     connection = _Connection(server.session, out_transport, max_line)
     read_transport = None
-    if _is_regular(stdin):
+    if _is_plain(stdin):
         connection.tasks.add(loop.create_task(_feed_from_file(connection, stdin)))
     else:
         read_transport, _ = await loop.connect_read_pipe(lambda: connection, stdin)
@@ -198,15 +199,18 @@ async def serve_stdio(
         await asyncio.wait_for(writer.closed, shutdown_grace)
 
 
-def _is_regular(stream: Any) -> bool:
+def _is_plain(stream: Any) -> bool:
+    """Neither a pipe nor a socket (a file, a character device such as /dev/null or a
+    terminal)."""
     try:
-        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+        mode = os.fstat(stream.fileno()).st_mode
     except (OSError, ValueError):
         return False
+    return not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode))
 
 
 class _FileWriter:
-    """The write side when stdout is a regular file."""
+    """The write side when stdout is not a pipe or socket."""
 
     def __init__(self, stream: Any) -> None:
         self.fd = stream.fileno()
