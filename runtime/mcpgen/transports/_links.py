@@ -18,22 +18,35 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from mcpgen._errors import ConfigurationError
 from mcpgen.transports._memory import MemoryConnection
 
-__all__ = ["HttpLink", "Link", "MemoryLink", "StdioLink"]
+if TYPE_CHECKING:
+    from mcpgen.transports._sse_link import SseLink
+
+__all__ = ["HTTP_STATUS_ONLY", "HttpLink", "Link", "MemoryLink", "StdioLink", "endpoint_key"]
 
 log = logging.getLogger("mcpgen.client")
 OnMessage = Callable[[bytes, int | None, Any], None]
+# The JSON-RPC error code of an error an HTTP link makes up for a request whose HTTP
+# response carried no JSON-RPC body (the message tells the status and what came).
+HTTP_STATUS_ONLY = 0
+
+
+def endpoint_key(url: str) -> str:
+    """An HTTP endpoint's key for the era verdict cache."""
+    parts = urlsplit(url)
+    return f"http:{parts.scheme}://{parts.netloc}{parts.path}"
 
 
 class Link:
     on_message: OnMessage
     on_closed: Callable[[], None] = staticmethod(lambda: None)
     http = False
+    legacy_only = False  # a transport that predates the modern era (no probe)
 
     def key(self) -> str:
         """Identifies the endpoint (the era verdict is cached per endpoint)."""
@@ -249,6 +262,7 @@ class HttpLink(Link):
         timeout: float = 60.0,
     ) -> None:
         self.url = url
+        self.headers = dict(headers or {})
         self.base_headers = {
             "accept": "application/json, text/event-stream",
             "content-type": "application/json",
@@ -263,8 +277,18 @@ class HttpLink(Link):
         self.background: set[asyncio.Task[Any]] = set()
 
     def key(self) -> str:
-        parts = urlsplit(self.url)
-        return f"http:{parts.scheme}://{parts.netloc}{parts.path}"
+        return endpoint_key(self.url)
+
+    def legacy_sse(self) -> SseLink:
+        """A link to the same URL over the deprecated HTTP+SSE transport, sharing this
+        link's HTTP client (era detection's last step); `hand_over` when it is kept."""
+        from mcpgen.transports._sse_link import SseLink  # noqa: PLC0415 (rarely needed)
+
+        return SseLink(self.url, self.headers, self._client, self.timeout, owns_client=False)
+
+    def hand_over(self, link: SseLink) -> None:
+        """`link` (from `legacy_sse`) replaces this one: it now owns the HTTP client."""
+        link.owns_client, self._owns_client = self._owns_client, False
 
     async def start(self) -> None:
         if self._client is None:
@@ -377,7 +401,8 @@ class HttpLink(Link):
             await asyncio.sleep(0.02)
 
     def _synthetic(self, request_id: Any, status: int | None, text: str) -> None:
-        error = {"code": -32000 if status is None else 0, "message": text or f"HTTP {status}"}
+        code = -32000 if status is None else HTTP_STATUS_ONLY
+        error = {"code": code, "message": text or f"HTTP {status}"}
         self.on_message(
             json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode(),
             status,

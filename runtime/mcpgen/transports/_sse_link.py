@@ -1,0 +1,198 @@
+"""The client side of the deprecated HTTP+SSE transport (2024-11-05).
+
+The client holds one GET stream open on the server's SSE URL. Its first event,
+`endpoint`, names the URL to POST every client message to (resolved against the SSE
+URL; another origin is refused); every later `message` event carries one server
+message (responses, notifications, server-to-client requests). A POST only says
+"accepted" (2xx); a refused POST becomes the error of the request it carried. The
+transport predates Streamable HTTP: legacy era only (the initialize handshake).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Coroutine
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from mcpgen._errors import ClientError, ConfigurationError
+from mcpgen.transports._links import HTTP_STATUS_ONLY, Link, endpoint_key
+
+__all__ = ["SseLink"]
+
+log = logging.getLogger("mcpgen.client")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme)
+
+
+class SseLink(Link):
+    """One HTTP+SSE connection: a GET stream in, a POST per message out."""
+
+    http = True
+    legacy_only = True
+
+    def __init__(
+        self,
+        url: str,
+        headers: dict[str, str] | None = None,
+        client: Any = None,
+        timeout: float = 60.0,
+        *,
+        owns_client: bool | None = None,
+    ) -> None:
+        self.url = url
+        self.headers = dict(headers or {})
+        self._client = client
+        self.owns_client = client is None if owns_client is None else owns_client
+        self.timeout = timeout
+        self.endpoint: str | None = None
+        self._found: asyncio.Future[str] | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._posts: set[asyncio.Task[Any]] = set()
+        self._closing = False
+
+    def key(self) -> str:
+        return endpoint_key(self.url)
+
+    async def start(self) -> None:
+        """Open the stream and wait (the client's timeout) for the `endpoint` event."""
+        if self._client is None:
+            try:
+                import httpx  # noqa: PLC0415 (optional: the client extra)
+            except ImportError:
+                raise ConfigurationError(
+                    "the HTTP client needs httpx: pip install 'mcpgen[client]'"
+                ) from None
+            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, read=None))
+        self._found = asyncio.get_running_loop().create_future()
+        self._reader = asyncio.ensure_future(self._read(self._found))
+        try:
+            self.endpoint = await asyncio.wait_for(asyncio.shield(self._found), self.timeout)
+        except BaseException as exc:
+            self._reader.cancel()
+            with contextlib.suppress(BaseException):
+                await self._reader
+            if isinstance(exc, TimeoutError):
+                raise TimeoutError(
+                    f"no `endpoint` event on the SSE stream of {self.url} within"
+                    f" {self.timeout} s (is it an HTTP+SSE server?)"
+                ) from None
+            raise
+
+    async def _read(self, found: asyncio.Future[str]) -> None:
+        headers = {**self.headers, "accept": "text/event-stream"}
+        try:
+            async with self._client.stream("GET", self.url, headers=headers) as response:
+                ctype = response.headers.get("content-type", "")
+                if response.status_code != 200 or not ctype.startswith("text/event-stream"):
+                    raise ClientError(
+                        f"GET {self.url} answered HTTP {response.status_code}"
+                        f" ({ctype or 'no content type'}), not an SSE stream"
+                    )
+                async for event, data in _events(response):
+                    if event == "endpoint":
+                        if not found.done():
+                            found.set_result(self._resolve(data))
+                    elif event == "message" and data.strip():
+                        self.on_message(data.encode(), 200, None)
+            if not found.done():
+                raise ClientError(f"the SSE stream of {self.url} ended before its endpoint event")
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if not found.done():
+                if not isinstance(exc, ClientError):
+                    exc = ClientError(f"GET {self.url} failed: {type(exc).__name__}: {exc}")
+                found.set_exception(exc)
+                return
+            log.info("the SSE stream of %s broke: %s: %s", self.url, type(exc).__name__, exc)
+        if not self._closing:  # the stream is the connection: its end is the server's
+            self.on_closed()
+
+    def _resolve(self, data: str) -> str:
+        endpoint = urljoin(self.url, data.strip())
+        if _origin(endpoint) != _origin(self.url):
+            raise ClientError(
+                f"the server's endpoint event names {endpoint!r}, another origin than"
+                f" its SSE URL {self.url!r}: refused"
+            )
+        return endpoint
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        self._posts.add(task)
+        task.add_done_callback(self._posts.discard)
+        return task
+
+    async def send(
+        self, frame: bytes, headers: dict[str, str] | None = None, request_id: Any = None
+    ) -> None:
+        if self.endpoint is None or self._closing:
+            raise ConnectionError("the HTTP+SSE connection is not open")
+        if request_id is None:  # notifications and responses: wait for the server's 2xx
+            problem = await self._post(frame, headers)
+            if problem is not None:
+                raise ClientError(problem)
+            return
+        self._spawn(self._request(frame, headers, request_id))  # the answer comes on the stream
+
+    async def _request(self, frame: bytes, headers: dict[str, str] | None, request_id: Any) -> None:
+        problem = await self._post(frame, headers)
+        if problem is not None:  # the request was refused: its caller gets the error
+            error = {"code": HTTP_STATUS_ONLY, "message": problem}
+            answer = {"jsonrpc": "2.0", "id": request_id, "error": error}
+            self.on_message(json.dumps(answer).encode(), None, request_id)
+
+    async def _post(self, frame: bytes, headers: dict[str, str] | None) -> str | None:
+        """POST one message; None when accepted, else what went wrong."""
+        all_headers = {**self.headers, **(headers or {}), "content-type": "application/json"}
+        try:
+            response = await self._client.post(
+                self.endpoint, content=frame, headers=all_headers, timeout=self.timeout
+            )
+        except Exception as exc:
+            return f"POST {self.endpoint} failed: {type(exc).__name__}: {exc}"
+        if 200 <= response.status_code < 300:
+            return None
+        text = response.text.strip()[:300]
+        return f"POST {self.endpoint} answered HTTP {response.status_code}" + (
+            f": {text}" if text else ""
+        )
+
+    async def close(self) -> None:
+        """Close the stream (the end of the session for the server)."""
+        self._closing = True
+        tasks = [*self._posts, *([self._reader] if self._reader is not None else [])]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=2)
+        if self.owns_client and self._client is not None:
+            with contextlib.suppress(Exception):
+                await self._client.aclose()
+
+
+async def _events(response: Any) -> AsyncIterator[tuple[str, str]]:
+    """(event type, data) of each event of an SSE stream (comments and ids skipped)."""
+    event, data = "message", list[str]()
+    async for line in response.aiter_lines():
+        if not line:
+            if data:
+                yield event, "\n".join(data)
+            event, data = "message", list[str]()
+            continue
+        name, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            data.append(value)
+        elif name == "event":
+            event = value or "message"
