@@ -1,11 +1,12 @@
 """The public asyncio Client: every server in the field, one typed API.
 
-    async with Client.stdio(["python", "server.py"]) as client:   # or .http(url) / .memory(server)
+    async with Client.stdio(["python", "server.py"]) as client:   # or .http / .sse / .memory
         tools = await client.list_tools()
         result = await client.call_tool("echo", {"text": "hi"})
 
 Era `auto` (default) probes with `server/discover` and falls back to `initialize`
-for legacy servers; `modern` pins 2026-07-28; `legacy` goes straight to the
+for legacy servers (over HTTP, then to the deprecated HTTP+SSE transport if the
+endpoint refuses POSTs); `modern` pins 2026-07-28; `legacy` goes straight to the
 handshake. Input requests (elicitation, sampling, roots) are answered by the
 callbacks you pass, whether they arrive as input-required results (modern) or as
 server-to-client requests (legacy).
@@ -22,8 +23,9 @@ from msgspec import UNSET
 
 from mcpgen import _protocol as proto
 from mcpgen._connection import Callback, Connection, log
-from mcpgen._errors import ClientError, McpError
+from mcpgen._errors import ClientError, ConfigurationError, McpError
 from mcpgen.transports._links import HttpLink, MemoryLink, StdioLink
+from mcpgen.transports._sse_link import SseLink
 from mcpgen_types import latest as t
 
 __all__ = ["Client"]
@@ -56,6 +58,23 @@ class Client(Connection):
     ) -> Client:
         """A client of a Streamable HTTP endpoint (`headers`: e.g. Authorization)."""
         return cls(HttpLink(url, headers, httpx_client, options.get("timeout", 60.0)), **options)
+
+    @classmethod
+    def sse(
+        cls,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        httpx_client: Any = None,
+        **options: Any,
+    ) -> Client:
+        """A client of a server on the deprecated HTTP+SSE transport (2024-11-05): `url`
+        is its SSE stream. Legacy era only (`Client.http` also reaches such servers, as
+        the last step of era detection)."""
+        if options.get("era", "legacy") not in ("legacy", "auto"):
+            raise ConfigurationError("the HTTP+SSE transport predates the modern era")
+        options["era"] = "legacy"
+        return cls(SseLink(url, headers, httpx_client, options.get("timeout", 60.0)), **options)
 
     @classmethod
     def memory(cls, server: Any, **options: Any) -> Client:

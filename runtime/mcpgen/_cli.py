@@ -6,7 +6,9 @@ TARGET is an http(s) URL, or a stdio server command after `--`:
     mcpgen call echo '{"text": "hi"}' -- python server.py
     mcpgen read test://static-text --era legacy -- python server.py
 
-Human-readable output by default; `--json` prints the typed result as JSON.
+A URL is tried as Streamable HTTP and, when its POSTs are refused, as the deprecated
+HTTP+SSE transport (`--transport sse` goes there directly). Human-readable output
+by default; `--json` prints the typed result as JSON.
 """
 
 from __future__ import annotations
@@ -29,6 +31,13 @@ __all__ = ["register"]
 Era = Annotated[
     str, typer.Option("--era", help="auto (probe), modern (2026-07-28) or legacy (initialize).")
 ]
+Transport = Annotated[
+    str,
+    typer.Option(
+        "--transport",
+        help="For a URL: http (Streamable HTTP, then HTTP+SSE if refused) or sse (HTTP+SSE).",
+    ),
+]
 AsJson = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 Words = Annotated[list[str] | None, typer.Argument(help="[URL] ... or ... -- COMMAND ARGS...")]
 
@@ -47,17 +56,32 @@ def _split(words: list[str]) -> tuple[str | list[str], list[str]]:
     raise typer.BadParameter("give an http(s) URL, or a server command after `--`")
 
 
-def _client(target: str | list[str], era: str) -> Client:
+def _client(target: str | list[str], era: str, transport: str) -> Client:
     if era not in ("auto", "modern", "legacy"):
         raise typer.BadParameter(f"--era must be auto, modern or legacy, not {era!r}")
+    if transport not in ("http", "sse"):
+        raise typer.BadParameter(f"--transport must be http or sse, not {transport!r}")
+    if transport == "sse":
+        if not isinstance(target, str):
+            raise typer.BadParameter("--transport sse needs a URL")
+        if era == "modern":
+            raise typer.BadParameter("the HTTP+SSE transport speaks the legacy era only")
+        return Client.sse(target)
     if isinstance(target, str):
         return Client.http(target, era=era)
     return Client.stdio(target, era=era)
 
 
-def _run(target: str | list[str], era: str, work: Callable[[Client], Awaitable[Any]]) -> Any:
+def _run(
+    target: str | list[str],
+    era: str,
+    work: Callable[[Client], Awaitable[Any]],
+    transport: str = "http",
+) -> Any:
+    client = _client(target, era, transport)
+
     async def main() -> Any:
-        async with _client(target, era) as client:
+        async with client:
             return await work(client)
 
     try:
@@ -93,7 +117,9 @@ def _show_content(blocks: list[Any]) -> None:
             typer.echo(f"[resource {resource.uri}] {shown}")
 
 
-def discover(words: Words = None, era: Era = "auto", as_json: AsJson = False) -> None:
+def discover(
+    words: Words = None, era: Era = "auto", transport: Transport = "http", as_json: AsJson = False
+) -> None:
     """Which era and version the server speaks, who it is, what it offers."""
     target, _ = _split(words or [])
 
@@ -106,7 +132,7 @@ def discover(words: Words = None, era: Era = "auto", as_json: AsJson = False) ->
             "instructions": client.core.instructions,
         }
 
-    info = _run(target, era, work)
+    info = _run(target, era, work, transport)
     if as_json:
         _json(info)
         return
@@ -118,10 +144,12 @@ def discover(words: Words = None, era: Era = "auto", as_json: AsJson = False) ->
         typer.echo(f"instructions: {info['instructions']}")
 
 
-def tools(words: Words = None, era: Era = "auto", as_json: AsJson = False) -> None:
+def tools(
+    words: Words = None, era: Era = "auto", transport: Transport = "http", as_json: AsJson = False
+) -> None:
     """List the server's tools."""
     target, _ = _split(words or [])
-    found = _run(target, era, lambda c: c.list_tools())
+    found = _run(target, era, lambda c: c.list_tools(), transport)
     if as_json:
         _json(found)
         return
@@ -135,7 +163,9 @@ def tools(words: Words = None, era: Era = "auto", as_json: AsJson = False) -> No
         typer.echo(f"{tool.name}({args}){description}")
 
 
-def call(words: Words = None, era: Era = "auto", as_json: AsJson = False) -> None:
+def call(
+    words: Words = None, era: Era = "auto", transport: Transport = "http", as_json: AsJson = False
+) -> None:
     """Call TOOL with a JSON object of arguments: call [URL] TOOL ['{...}'] [-- COMMAND]."""
     target, own = _split(words or [])
     if not own:
@@ -146,7 +176,7 @@ def call(words: Words = None, era: Era = "auto", as_json: AsJson = False) -> Non
         raise typer.BadParameter(f"the arguments are not JSON: {exc}") from None
     if not isinstance(arguments, dict):
         raise typer.BadParameter("the arguments must be a JSON object")
-    result = _run(target, era, lambda c: c.call_tool(own[0], arguments))
+    result = _run(target, era, lambda c: c.call_tool(own[0], arguments), transport)
     if as_json:
         _json(result)
     else:
@@ -157,12 +187,14 @@ def call(words: Words = None, era: Era = "auto", as_json: AsJson = False) -> Non
         raise typer.Exit(1)
 
 
-def read(words: Words = None, era: Era = "auto", as_json: AsJson = False) -> None:
+def read(
+    words: Words = None, era: Era = "auto", transport: Transport = "http", as_json: AsJson = False
+) -> None:
     """Read a resource: read [URL] URI [-- COMMAND]."""
     target, own = _split(words or [])
     if not own:
         raise typer.BadParameter("name the resource URI to read")
-    result = _run(target, era, lambda c: c.read_resource(own[0]))
+    result = _run(target, era, lambda c: c.read_resource(own[0]), transport)
     if as_json:
         _json(result)
         return

@@ -21,8 +21,8 @@ import msgspec
 
 from mcpgen import _protocol as proto
 from mcpgen._client import ClientCore, Done, Incoming, NeedInput, Retry, RoundTrip
-from mcpgen._errors import ClientError, McpError
-from mcpgen.transports._links import HttpLink, Link
+from mcpgen._errors import ClientError, ConfigurationError, McpError
+from mcpgen.transports._links import HTTP_STATUS_ONLY, HttpLink, Link
 from mcpgen_types import latest as t
 
 __all__ = ["Callback", "Connection", "Era"]
@@ -30,7 +30,10 @@ __all__ = ["Callback", "Connection", "Era"]
 log = logging.getLogger("mcpgen.client")
 Era = Literal["auto", "modern", "legacy"]
 Callback = Callable[..., Any]
-_VERDICTS: dict[str, tuple[str, str]] = {}  # endpoint -> (era, version), per process
+# endpoint -> (era, version), per process; era "sse": legacy over the HTTP+SSE transport
+_VERDICTS: dict[str, tuple[str, str]] = {}
+# An initialize POST refused with one of these and no JSON-RPC body: try HTTP+SSE.
+_SSE_FALLBACK_STATUSES = (400, 404, 405)
 _INVALIDATES = {
     "notifications/tools/list_changed": ("tools/list",),
     "notifications/prompts/list_changed": ("prompts/list",),
@@ -66,6 +69,8 @@ class Connection:
         max_rounds: int = 8,
         cache: bool = True,
     ) -> None:
+        if link.legacy_only and era == "modern":
+            raise ConfigurationError("this transport predates the modern era: use era legacy")
         caps: dict[str, Any] = {}
         if on_elicitation is not None:
             caps["elicitation"] = {m: {} for m in elicitation_modes if m != "form"} | (
@@ -158,14 +163,23 @@ class Connection:
         if self.era_choice == "modern":
             self.core.adopt_modern()
             return
-        if self.era_choice == "legacy":
-            await self._initialize()
+        if self.era_choice == "legacy" or self.link.legacy_only:
+            await self._initialize(remember=self.era_choice == "auto")
             return
         cached = _VERDICTS.get(self.link.key())
         if cached is not None:
             era, version = cached
             if era == "legacy":
                 await self._initialize(version, remember=True)
+                return
+            if era == "sse":
+                with contextlib.suppress(ClientError, OSError, TimeoutError):
+                    await self._switch_to_sse()
+                if self.link.legacy_only:
+                    await self._initialize(version, remember=True)
+                    return
+                _VERDICTS.pop(self.link.key(), None)  # no longer an HTTP+SSE server: probe
+                await self._probe()
                 return
             self.core.adopt_modern(version)
             with contextlib.suppress(McpError, ClientError, TimeoutError):
@@ -198,15 +212,50 @@ class Connection:
 
     async def _initialize(self, version: str | None = None, *, remember: bool = False) -> None:
         rid, frame = self.core.initialize(version)
-        incoming, _ = await self._exchange(rid, frame, {}, self.timeout)
+        incoming, status = await self._exchange(rid, frame, {}, self.timeout)
+        if (
+            incoming.kind != "response"
+            and status in _SSE_FALLBACK_STATUSES
+            and isinstance(self.link, HttpLink)
+            and (incoming.error or {}).get("code") == HTTP_STATUS_ONLY
+        ):  # no Streamable HTTP here: maybe the HTTP+SSE transport that preceded it
+            url = self.link.url
+            try:
+                await self._switch_to_sse()
+            except (ClientError, OSError, TimeoutError) as exc:
+                message = (incoming.error or {}).get("message")
+                raise ClientError(
+                    f"{url}: initialize answered HTTP {status} ({message}), and"
+                    f" the HTTP+SSE transport failed too: {exc}"
+                ) from exc
+            rid, frame = self.core.initialize(version)
+            incoming, status = await self._exchange(rid, frame, {}, self.timeout)
         if incoming.kind != "response":
             raise self.core.raise_error(incoming.error)
         initialized = self.core.on_initialize(incoming.result)
         await self.link.send(initialized, self.core.headers("notifications/initialized", {}))
         if remember:  # only what a probe learned is cached; a pinned era says nothing
-            _VERDICTS[self.link.key()] = ("legacy", self.core.version)
+            era = "sse" if self.link.legacy_only else "legacy"
+            _VERDICTS[self.link.key()] = (era, self.core.version)
         if isinstance(self.link, HttpLink):
             await self.link.open_session_stream(self.core.version)
+
+    async def _switch_to_sse(self) -> None:
+        """Replace the Streamable HTTP link by an HTTP+SSE one to the same URL, once its
+        stream has named its POST endpoint (the old link stays on failure)."""
+        http = self.link
+        assert isinstance(http, HttpLink)
+        sse = http.legacy_sse()
+        sse.on_message = self._on_message
+        sse.on_closed = self._on_link_closed
+        try:
+            await sse.start()
+        except BaseException:
+            await sse.close()
+            raise
+        http.hand_over(sse)
+        self.link = sse
+        await http.close()
 
     # -- the message pump -------------------------------------------------------------------------
     def _on_message(self, frame: bytes, status: int | None, request_id: Any) -> None:

@@ -1,0 +1,226 @@
+"""mcpgen.Client over the deprecated HTTP+SSE transport (2024-11-05), against the small
+old-transport server of sse_server.py: explicitly (`Client.sse`) and as the last step
+of era detection (`Client.http` of a URL that refuses POSTs)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+
+from mcpgen import Client, ClientError, ConfigurationError, McpError
+from mcpgen._connection import _VERDICTS
+from mcpgen.transports._links import endpoint_key
+from mcpgen.transports._sse_link import SseLink
+from mcpgen_types import latest as t
+from tests.client.sse_server import OldServer, serve
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, 60))
+
+
+async def name_is_ada(params: Any) -> t.ElicitResult:
+    assert params.message == "Your name?"
+    return t.ElicitResult(action="accept", content={"name": "Ada"})
+
+
+async def _session(client: Client, server: OldServer, version: str) -> None:
+    """Handshake, tools, a notification, a server-to-client request, on one stream."""
+    logs: list[tuple[Any, ...]] = []
+    client.on_log = lambda *args: logs.append(args)
+    async with client:
+        assert (client.era, client.protocol_version) == ("legacy", version)
+        assert client.server_info == {"name": "old-sse", "version": "0.1"}
+        assert isinstance(client.link, SseLink)
+        tools = [tool.name for tool in await client.list_tools()]
+        assert tools == ["echo", "ask", "notify", "slow"]
+        echoed = await client.call_tool("echo", {"text": "hi"})
+        assert [c.text for c in echoed.content] == ["hi"]
+        notified = await client.call_tool("notify")
+        assert [c.text for c in notified.content] == ["notified"]
+        greeted = await client.call_tool("ask")
+        assert [c.text for c in greeted.content] == ["Hello, Ada!"]
+        await asyncio.sleep(0.05)  # the log callback runs in its own task
+        assert logs == [("info", "working", "old")]
+        assert len(server.sessions) == 1
+    for _ in range(100):  # closing the client closed the stream: the server saw it
+        if not server.sessions:
+            break
+        await asyncio.sleep(0.02)
+    assert not server.sessions
+    methods = [m.get("method") for m in server.received]
+    assert methods[:2] == ["initialize", "notifications/initialized"]
+    answer = next(m for m in server.received if "method" not in m)
+    assert answer["result"] == {"action": "accept", "content": {"name": "Ada"}}
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18"])
+def test_explicit_sse_session(version: str) -> None:
+    server = OldServer(version=version)
+    with serve(server) as base:
+        client = Client.sse(f"{base}/sse", on_elicitation=name_is_ada, timeout=10)
+        run(_session(client, server, version))
+    assert not any(r.startswith("POST /sse") for r in server.requests)  # no probe at all
+
+
+@pytest.mark.parametrize("absolute", [False, True])
+def test_relative_and_absolute_endpoints(absolute: bool) -> None:
+    server = OldServer()
+    with serve(server) as base:
+        if absolute:  # an absolute endpoint on the same origin is fine
+            server.endpoint = f"{base}/messages?session=s1"
+
+        async def main() -> None:
+            async with Client.sse(f"{base}/sse", timeout=10) as client:
+                assert client.link.endpoint == f"{base}/messages?session=s1"  # type: ignore[attr-defined]
+                assert (await client.call_tool("echo", {"text": "x"})).content[0].text == "x"
+
+        run(main())
+
+
+def test_cancellation_is_a_notification() -> None:
+    server = OldServer()
+    with serve(server) as base:
+
+        async def main() -> None:
+            async with Client.sse(f"{base}/sse", timeout=10) as client:
+                with pytest.raises(TimeoutError):
+                    await client.call_tool("slow", timeout=0.3)
+                await asyncio.sleep(0.1)
+                [cancel] = [
+                    m for m in server.received if m.get("method") == "notifications/cancelled"
+                ]
+                call = next(m for m in server.received if m.get("method") == "tools/call")
+                assert cancel["params"]["requestId"] == call["id"]
+                assert not server.sessions["s1"].tasks  # the server stopped the call
+
+        run(main())
+
+
+@pytest.mark.parametrize("delay", [-1.0, 3.0])
+def test_a_missing_or_late_endpoint_event_is_a_clear_timeout(delay: float) -> None:
+    server = OldServer(endpoint_delay=delay)
+    with serve(server) as base:
+
+        async def main() -> None:
+            started = time.monotonic()
+            with pytest.raises(TimeoutError, match="no `endpoint` event"):
+                async with Client.sse(f"{base}/sse", timeout=0.5):
+                    pass
+            assert time.monotonic() - started < 2.5
+
+        run(main())
+
+
+def test_an_endpoint_on_another_origin_is_refused() -> None:
+    server = OldServer(endpoint="http://192.0.2.1:9/messages?session=s1")
+    with serve(server) as base:
+
+        async def main() -> None:
+            with pytest.raises(ClientError, match="another origin"):
+                async with Client.sse(f"{base}/sse", timeout=5):
+                    pass
+            assert server.received == []  # nothing was posted anywhere
+
+        run(main())
+
+
+def test_a_refused_post_is_an_error_not_a_hang() -> None:
+    server = OldServer()
+    with serve(server) as base:
+
+        async def main() -> None:
+            async with Client.sse(f"{base}/sse", timeout=30) as client:
+                server.post_status = 404  # the server forgot the session
+                started = time.monotonic()
+                with pytest.raises(McpError, match="HTTP 404"):
+                    await client.list_tools()
+                assert time.monotonic() - started < 5
+
+        run(main())
+
+
+def test_a_url_that_is_no_sse_stream() -> None:
+    server = OldServer()
+    with serve(server) as base:
+
+        async def main() -> None:
+            with pytest.raises(ClientError, match="HTTP 405"):
+                async with Client.sse(f"{base}/elsewhere", timeout=5):
+                    pass
+
+        run(main())
+
+
+def test_the_sse_transport_is_legacy_only() -> None:
+    with pytest.raises(ConfigurationError):
+        Client.sse("http://127.0.0.1:9/sse", era="modern")
+
+
+@pytest.mark.parametrize("status", [405, 404])
+def test_era_auto_falls_back_to_sse(status: int) -> None:
+    server = OldServer(other_status=status, version="2025-03-26")
+    with serve(server) as base:
+        url = f"{base}/sse"
+
+        async def main() -> None:
+            _VERDICTS.clear()
+            client = Client.http(url, on_elicitation=name_is_ada, timeout=10)
+            await _session(client, server, "2025-03-26")
+            # the probe, the initialize POST, then the stream
+            assert server.requests[:3] == ["POST /sse", "POST /sse", "GET /sse"]
+            assert _VERDICTS[endpoint_key(url)] == ("sse", "2025-03-26")
+
+            server.requests.clear()  # the verdict is cached: straight to the stream
+            async with Client.http(url, timeout=10) as again:
+                assert again.era == "legacy" and isinstance(again.link, SseLink)
+                assert (await again.call_tool("echo", {"text": "2"})).content[0].text == "2"
+            assert server.requests[0] == "GET /sse"
+            assert "POST /sse" not in server.requests
+
+        run(main())
+
+
+def test_pinned_legacy_http_also_reaches_sse() -> None:
+    server = OldServer()
+    with serve(server) as base:
+
+        async def main() -> None:
+            _VERDICTS.clear()
+            async with Client.http(f"{base}/sse", era="legacy", timeout=10) as client:
+                assert isinstance(client.link, SseLink)
+                assert server.requests[:2] == ["POST /sse", "GET /sse"]  # no probe
+            assert not _VERDICTS  # a pinned era is not an observation
+
+        run(main())
+
+
+def test_http_without_sse_either_says_both() -> None:
+    server = OldServer()
+    with serve(server) as base:
+
+        async def main() -> None:
+            _VERDICTS.clear()
+            with pytest.raises(ClientError, match=r"HTTP 405.*HTTP\+SSE transport failed too"):
+                async with Client.http(f"{base}/nothing", timeout=5):
+                    pass
+
+        run(main())
+
+
+def test_a_stale_sse_verdict_is_probed_again() -> None:
+    server = OldServer()
+    with serve(server) as base:
+
+        async def main() -> None:
+            _VERDICTS.clear()
+            _VERDICTS[endpoint_key(f"{base}/nothing")] = ("sse", "2024-11-05")
+            with pytest.raises(ClientError, match="failed too"):
+                async with Client.http(f"{base}/nothing", timeout=5):
+                    pass
+            assert server.requests[:3] == ["GET /nothing", "POST /nothing", "POST /nothing"]
+
+        run(main())
