@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.client.sse_server import OldServer, serve
 from tests.conformance.runner import everything_server
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,3 +65,21 @@ def test_errors_have_exit_codes() -> None:
     assert "not JSON" in bad_json.stderr
     no_target = mcpgen("tools")
     assert no_target.returncode == 2
+
+
+def test_a_url_reaches_an_http_sse_server() -> None:
+    """Era auto walks down to the deprecated HTTP+SSE transport: a URL is enough."""
+    with serve(OldServer()) as base:
+        found = mcpgen("discover", f"{base}/sse")
+        assert found.returncode == 0, found.stderr
+        assert found.stdout.splitlines()[:2] == ["old-sse 0.1", "era: legacy, protocol 2024-11-05"]
+        called = mcpgen("call", f"{base}/sse", "echo", '{"text": "hi"}')
+        assert (called.returncode, called.stdout) == (0, "hi\n"), called.stderr
+        tools = mcpgen("tools", "--transport", "sse", f"{base}/sse")
+        assert tools.returncode == 0, tools.stderr
+        assert [line.split("(")[0] for line in tools.stdout.splitlines()] == [
+            "echo",
+            "ask",
+            "notify",
+            "slow",
+        ]
