@@ -1,16 +1,20 @@
-"""ASGI plumbing for the Streamable HTTP app: responses, SSE framing, request bodies,
-loopback checks, and a uvicorn server whose shutdown ends listen streams first."""
+"""ASGI plumbing for the HTTP app: responses, SSE framing, the channel that feeds one
+streamed response, request bodies, loopback checks, and a uvicorn server whose shutdown
+ends listen streams first."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ipaddress
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any, Protocol
 
 from mcpgen._errors import ConfigurationError
+from mcpgen._server import Channel
 
 __all__ = [
+    "ResponseStream",
     "SseWriter",
     "disconnected",
     "hostname",
@@ -30,6 +34,50 @@ _SSE = [
     (b"cache-control", b"no-cache"),
     (b"x-accel-buffering", b"no"),
 ]
+
+
+class _Spawner(Protocol):
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> Any: ...
+
+
+class ResponseStream(Channel):
+    """The channel of one streamed response: buffers frames until the response is
+    streaming, then hands them to the writer. `reply` sets the final frame (an empty one
+    just ends the stream)."""
+
+    def __init__(
+        self, app: _Spawner, headers: dict[str, str] | None, principal: str | None
+    ) -> None:
+        self.app = app
+        self.headers = headers
+        self.principal = principal
+        self.events: list[bytes] = []
+        self.final: bytes | None = None
+        self.closed = False
+        self._wakeup: asyncio.Event | None = None
+
+    @property
+    def wakeup(self) -> asyncio.Event:
+        if self._wakeup is None:
+            self._wakeup = asyncio.Event()
+            if self.events or self.final is not None:
+                self._wakeup.set()
+        return self._wakeup
+
+    def notify(self, frame: bytes) -> None:
+        if not self.closed:
+            self.events.append(frame)
+            if self._wakeup is not None:
+                self._wakeup.set()
+
+    def reply(self, frame: bytes) -> None:
+        if not self.closed:
+            self.final = frame
+            if self._wakeup is not None:
+                self._wakeup.set()
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        self.app.spawn(coro)
 
 
 def uvicorn_server(app: Any, host: str = "127.0.0.1", port: int = 8000, **config: Any) -> Any:
@@ -57,9 +105,13 @@ class SseWriter:
         self.retry_ms = retry_ms
         self.seq = 0
 
-    async def start(self, extra: list[tuple[bytes, bytes]]) -> None:
+    async def start(self, extra: list[tuple[bytes, bytes]], first: bytes | None = None) -> None:
+        """Send the headers and at once a first chunk: `first` (a whole event) if given,
+        else a priming event or a comment, so the client sees the stream open."""
         await self.send({"type": "http.response.start", "status": 200, "headers": _SSE + extra})
-        if self.with_ids:
+        if first is not None:
+            await self._chunk(first)
+        elif self.with_ids:
             await self._chunk(b"id: %d\nretry: %d\ndata: \n\n" % (self._next(), self.retry_ms))
         else:
             await self._chunk(b": stream open\n\n")  # flush the headers at once

@@ -26,6 +26,7 @@ from mcpgen import _jsonrpc as rpc
 from mcpgen._server import DEFERRED, Channel, Pending
 from mcpgen.transports._asgi import (
     LOOPBACK_NAMES,
+    ResponseStream,
     SseWriter,
     disconnected,
     hostname,
@@ -36,6 +37,7 @@ from mcpgen.transports._asgi import (
     uvicorn_server,
 )
 from mcpgen.transports._sessions import HttpSession, InMemorySessionStore, SessionStore
+from mcpgen.transports._sse_legacy import LegacySse
 
 __all__ = ["HttpOptions", "InMemorySessionStore", "McpAsgiApp", "SessionStore", "uvicorn_server"]
 
@@ -57,6 +59,10 @@ class HttpOptions(msgspec.Struct, frozen=True):
     shutdown_grace_seconds: float = 5.0
     session_idle_seconds: float = 1800.0
     max_sessions: int = 10_000
+    # The deprecated 2024-11-05 HTTP+SSE transport (GET sse_path, POST messages_path);
+    # sse_path=None turns it off.
+    sse_path: str | None = "/sse"
+    messages_path: str = "/messages"
 
 
 # Request headers the endpoint reads, with their `str` keys; every `mcp-*` one is read too
@@ -98,45 +104,7 @@ def _error(code: int, message: str, status: int) -> rpc.ErrorFrame:
 
 
 _GONE = rpc.error_frame(None, rpc.INVALID_REQUEST, "unknown or expired session", status=404)
-
-
-class _Stream(Channel):
-    """The channel of one POST (or GET) response: buffers frames until the response is
-    streaming, then hands them to the writer."""
-
-    def __init__(
-        self, app: McpAsgiApp, headers: dict[str, str] | None, principal: str | None
-    ) -> None:
-        self.app = app
-        self.headers = headers
-        self.principal = principal
-        self.events: list[bytes] = []
-        self.final: bytes | None = None
-        self.closed = False
-        self._wakeup: asyncio.Event | None = None
-
-    @property
-    def wakeup(self) -> asyncio.Event:
-        if self._wakeup is None:
-            self._wakeup = asyncio.Event()
-            if self.events or self.final is not None:
-                self._wakeup.set()
-        return self._wakeup
-
-    def notify(self, frame: bytes) -> None:
-        if not self.closed:
-            self.events.append(frame)
-            if self._wakeup is not None:
-                self._wakeup.set()
-
-    def reply(self, frame: bytes) -> None:
-        if not self.closed:
-            self.final = frame
-            if self._wakeup is not None:
-                self._wakeup.set()
-
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
-        self.app.spawn(coro)
+_Stream = ResponseStream  # one POST's (or GET's) response
 
 
 class _SessionChannel(Channel):
@@ -176,6 +144,10 @@ class McpAsgiApp:
         self._verdicts: dict[tuple[Any, ...], bytes | None] = {}  # (host, origin, bound address)
         self._accepts: dict[str, tuple[bool, bool]] = {}  # Accept -> (JSON ok, SSE ok)
         self._path = self.options.path.rstrip("/")
+        o = self.options
+        self.legacy_sse = (
+            None if o.sse_path is None else LegacySse(self, o.sse_path, o.messages_path)
+        )
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(coro)
@@ -208,6 +180,8 @@ class McpAsgiApp:
             return
         self.stopping = True
         self.server.close()
+        if self.legacy_sse is not None:
+            self.legacy_sse.close()
         pending = [s for s in self.streams if not s.closed]
         if pending:
             deadline = asyncio.get_running_loop().time() + self.options.shutdown_grace_seconds
@@ -221,13 +195,19 @@ class McpAsgiApp:
     # -- requests --------------------------------------------------------------------------------
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope["path"]
+        old = None  # the 2024-11-05 transport's paths
         if path != self._path and path.rstrip("/") != self._path:
-            await plain_response(send, 404, b"not found")
-            return
+            old = self.legacy_sse
+            if old is None or not old.serves(path):
+                await plain_response(send, 404, b"not found")
+                return
         headers = _read_headers(scope["headers"])
         denied = self._deny(scope, headers)
         if denied is not None:
             await json_response(send, denied, 403)
+            return
+        if old is not None:
+            await old.handle(scope, receive, send, headers)
             return
         method = scope["method"]
         if method == "POST":

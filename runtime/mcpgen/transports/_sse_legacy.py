@@ -1,0 +1,208 @@
+"""The deprecated 2024-11-05 "HTTP with SSE" transport, served next to Streamable HTTP.
+
+`GET <sse_path>` opens a session and its one event stream; the first event (`endpoint`)
+names the URL, carrying the session id in its query, where the client POSTs its
+messages. Every frame the server sends in that session (replies, notifications,
+server-to-client requests) goes down that stream as a `message` event, and a POST is
+answered `202` as soon as the core has taken its message (handlers run as tasks, so
+they overlap). A body that is not JSON at all is answered `400` with the JSON-RPC error,
+which also goes down the stream. The stream's end ends the session: in-flight work is
+cancelled and the session forgotten. The core decides every protocol rule; the client
+opens the session with `initialize` like on stdio.
+
+Sessions live in their own in-memory store (the stream that carries them lives in this
+process), bounded by the app's limits: past `max_sessions` open streams a new one is
+refused with `503`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, quote
+
+from mcpgen import _jsonrpc as rpc
+from mcpgen._server import Channel, Pending
+from mcpgen.transports._asgi import (
+    ResponseStream,
+    SseWriter,
+    disconnected,
+    json_response,
+    plain_response,
+    read_body,
+)
+from mcpgen.transports._sessions import HttpSession, InMemorySessionStore
+
+if TYPE_CHECKING:
+    from mcpgen.transports._http import McpAsgiApp, Receive, Scope, Send
+
+__all__ = ["LegacySse"]
+
+log = logging.getLogger("mcpgen.http")
+
+
+def _error(code: int, message: str, status: int) -> rpc.ErrorFrame:
+    return rpc.error_frame(None, code, message, status=status)
+
+
+class _Relay(Channel):
+    """Every frame of an SSE session, whatever its kind, becomes an event on the
+    session's stream; `principal` is the caller of the POST that brought the message."""
+
+    def __init__(self, app: McpAsgiApp, stream: ResponseStream, principal: str | None) -> None:
+        self.app = app
+        self.stream = stream
+        self.principal = principal
+
+    def notify(self, frame: bytes) -> None:
+        self.stream.notify(frame)
+
+    def request(self, frame: bytes) -> None:
+        self.stream.notify(frame)
+
+    def reply(self, frame: bytes) -> None:
+        self.stream.notify(frame)  # a late reply is one more event, not the stream's end
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        self.app.spawn(coro)
+
+
+class LegacySse:
+    """The two endpoints of the old transport, for one `McpAsgiApp`."""
+
+    def __init__(self, app: McpAsgiApp, sse_path: str, messages_path: str) -> None:
+        self.app = app
+        self.sse_path = sse_path.rstrip("/") or "/"
+        self.messages_path = messages_path.rstrip("/") or "/"
+        options = app.options
+        self.store = InMemorySessionStore(
+            idle_timeout=options.session_idle_seconds, max_sessions=options.max_sessions
+        )
+        self.open: set[ResponseStream] = set()
+
+    def serves(self, path: str) -> bool:
+        return (path.rstrip("/") or "/") in (self.sse_path, self.messages_path)
+
+    async def handle(
+        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]
+    ) -> None:
+        """A request on one of the two paths (Host and Origin already checked)."""
+        method = scope["method"]
+        if (scope["path"].rstrip("/") or "/") == self.sse_path:
+            if method == "GET":
+                await self._stream(scope, receive, send, headers)
+            else:
+                await self._not_allowed(send, method, b"GET")
+        elif method == "POST":
+            await self._message(scope, receive, send, headers)
+        else:
+            await self._not_allowed(send, method, b"POST")
+
+    def close(self) -> None:
+        """Graceful shutdown: every stream ends once its queued events are written."""
+        for stream in list(self.open):
+            stream.reply(b"")
+
+    async def _not_allowed(self, send: Send, method: str, allow: bytes) -> None:
+        frame = _error(rpc.INVALID_REQUEST, f"method {method} not allowed", 405)
+        await json_response(send, frame, 405, [(b"allow", allow)])
+
+    # -- GET: the session's stream -------------------------------------------------------------
+    async def _stream(
+        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]
+    ) -> None:
+        app = self.app
+        if not app._negotiate(headers.get("accept", "*/*"))[1]:
+            frame = _error(rpc.INVALID_REQUEST, "Accept must allow text/event-stream", 406)
+            await json_response(send, frame, 406)
+            return
+        if app.stopping:
+            await json_response(send, _error(rpc.INVALID_REQUEST, "shutting down", 503), 503)
+            return
+        stream = ResponseStream(app, None, None)
+        session = app.server.session()
+        session.channel = _Relay(app, stream, scope.get("mcpgen.principal"))
+        http_session = self.store.add(session)  # evicts idle streamless sessions first
+        if len(self.store) > app.options.max_sessions:  # every one has an open stream
+            self.store.remove(http_session.id)
+            frame = _error(rpc.INVALID_REQUEST, "too many open sessions", 503)
+            await json_response(send, frame, 503)
+            return
+        http_session.streams.append(stream)
+        endpoint = self._endpoint(scope, http_session)
+        writer = SseWriter(send, False, app.options.sse_retry_ms)
+        self.open.add(stream)
+        app.streams.add(stream)
+        watcher = asyncio.ensure_future(disconnected(receive))
+        try:
+            await writer.start([], b"event: endpoint\ndata: " + endpoint + b"\n\n")
+            await app._pump(writer, stream, None, watcher, None)
+        except OSError:  # the client went away mid-write
+            pass
+        finally:
+            stream.closed = True
+            self.open.discard(stream)
+            app.streams.discard(stream)
+            watcher.cancel()
+            http_session.streams.clear()
+            self.store.remove(http_session.id)  # closes the core session: work is cancelled
+            await writer.end()
+
+    def _endpoint(self, scope: Scope, http_session: HttpSession) -> bytes:
+        """Where this session's messages go: a path (behind the app's mount point, if
+        the ASGI server reports one) plus the session id."""
+        root: str = scope.get("root_path", "")
+        prefix = root if root and not scope["path"].startswith(root) else ""
+        return f"{quote(prefix + self.messages_path)}?session_id={http_session.id}".encode()
+
+    # -- POST: one message ---------------------------------------------------------------------
+    async def _message(
+        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]
+    ) -> None:
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        session_id = (query.get("session_id") or query.get("sessionId") or [""])[0]
+        if not session_id:
+            frame = _error(rpc.INVALID_REQUEST, "the session_id query parameter is required", 400)
+            await json_response(send, frame, 400)
+            return
+        http_session = self.store.get(session_id)
+        if http_session is None or not http_session.streams:
+            frame = _error(rpc.INVALID_REQUEST, "unknown or ended session; reconnect", 404)
+            await json_response(send, frame, 404)
+            return
+        ctype = headers.get("content-type", "")
+        if ctype.split(";")[0].strip().lower() != "application/json":
+            frame = _error(rpc.INVALID_REQUEST, "Content-Type must be application/json", 415)
+            await json_response(send, frame, 415)
+            return
+        cap = self.app.options.max_body
+        body = await read_body(receive, cap)
+        if body is None:
+            frame = _error(rpc.INVALID_REQUEST, f"request body over {cap} bytes", 413)
+            await json_response(send, frame, 413)
+            return
+        stream: ResponseStream = http_session.streams[0]
+        relay = _Relay(self.app, stream, scope.get("mcpgen.principal"))
+        try:
+            outcome = http_session.core.receive(body, relay)
+        except Exception:  # a bug in the core must not end the session
+            log.exception("unexpected error handling a message")
+            outcome = rpc.error_frame(None, -32603, "internal error")
+        self._deliver(outcome, stream)
+        if isinstance(outcome, rpc.ErrorFrame) and outcome.code == rpc.PARSE_ERROR:
+            await json_response(send, outcome, 400)  # not JSON: say so here as well
+            return
+        await plain_response(send, 202, b"")
+
+    def _deliver(self, outcome: Any, stream: ResponseStream) -> None:
+        if isinstance(outcome, bytes):
+            stream.notify(outcome)
+        elif isinstance(outcome, Pending):
+            task = self.app.spawn(self._finish(outcome.coro, stream))
+            outcome.bind(task)
+        # None: a notification or a response; DEFERRED: the reply comes through the relay
+
+    async def _finish(self, coro: Coroutine[Any, Any, Any], stream: ResponseStream) -> None:
+        self._deliver(await coro, stream)
