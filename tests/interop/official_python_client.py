@@ -4,10 +4,12 @@ Runs under the interpreter from `tests.tooling.official_python()` (a venv holdin
 official SDK and not mcpgen), never inside the test process:
 
     python official_python_client.py --mode MODE --url http://127.0.0.1:PORT/mcp
+    python official_python_client.py --mode legacy --sse http://127.0.0.1:PORT/sse
     python official_python_client.py --mode MODE --stdio -- python examples/everything.py ...
 
 MODE is `legacy` (initialize handshake), `2026-07-28` (adopted directly: no handshake,
 per-request `_meta`) or `auto` (`server/discover` probe, falling back to initialize).
+`--sse` uses the SDK's client of the deprecated 2024-11-05 HTTP+SSE transport.
 
 It connects, lists tools, calls `test_simple_text`, reads `test://static-text`, gets
 `test_prompt_with_arguments`, and completes one input round (an input-required round
@@ -33,6 +35,7 @@ import anyio
 import mcp_types as types
 from mcp.client import Client
 from mcp.client.session import ClientRequestContext
+from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import ClientMessageMetadata, SessionMessage
@@ -300,6 +303,7 @@ def main() -> int:
     parser.add_argument("--mode", required=True, help="legacy, auto or a modern version")
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--url", help="a Streamable HTTP endpoint")
+    target.add_argument("--sse", help="the SSE endpoint of the 2024-11-05 HTTP+SSE transport")
     target.add_argument("--stdio", action="store_true", help="launch the command after --")
     parser.add_argument("command", nargs="*", help="the stdio server command (after --)")
     args = parser.parse_args()
@@ -309,10 +313,12 @@ def main() -> int:
             parser.error("--stdio needs a server command after --")
         params = StdioServerParameters(command=args.command[0], args=args.command[1:])
         transport: AbstractAsyncContextManager[Any] = stdio_client(params, errlog=sys.stderr)
+    elif args.sse:
+        transport = sse_client(args.sse, sse_read_timeout=READ_TIMEOUT)
     else:
         transport = streamable_http_client(args.url)
     report: dict[str, Any] = {
-        "transport": "stdio" if args.stdio else "http",
+        "transport": "stdio" if args.stdio else "sse" if args.sse else "http",
         "mode": args.mode,
         "steps": {},
         "elicitations": [],

@@ -1,5 +1,6 @@
 """The official Python SDK's client (PyPI `mcp`, pinned in tests/tooling.py) against
-examples/everything.py, over stdio and Streamable HTTP, in each of its three modes:
+examples/everything.py, over stdio and Streamable HTTP, in each of its three modes
+(and over the deprecated 2024-11-05 HTTP+SSE transport in `legacy` mode):
 
 * `legacy`: the initialize handshake (2025-11-25); input arrives as a real
   server-to-client `elicitation/create` request.
@@ -36,6 +37,8 @@ MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 TRANSPORTS = ("stdio", "http")
 MODES = ("legacy", MODERN, "auto")
+# The old HTTP+SSE transport predates the modern era: legacy only.
+CASES = [(t, m) for t in TRANSPORTS for m in MODES] + [("sse", "legacy")]
 CLIENT_TIMEOUT = 120.0
 SERVER_START_TIMEOUT = 30.0
 
@@ -149,8 +152,7 @@ def _check_legacy_round(report: dict[str, Any]) -> None:
     assert "action=accept" in step["texts"][0] and "alice@example.com" in step["texts"][0]
 
 
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize(("transport", "mode"), CASES)
 def test_official_python_client(
     transport: str,
     mode: str,
@@ -163,6 +165,9 @@ def test_official_python_client(
         if transport == "http":
             url = stack.enter_context(everything_http(server_log))
             target = ["--url", url]
+        elif transport == "sse":  # the same server: its default old-transport paths
+            url = stack.enter_context(everything_http(server_log))
+            target = ["--sse", url.removesuffix("/mcp") + "/sse"]
         else:
             target = ["--stdio", "--", sys.executable, str(EVERYTHING), "--transport", "stdio"]
         code, report, stderr = _run_client(official_python, ["--mode", mode, *target])
@@ -175,6 +180,7 @@ def test_official_python_client(
         f"client stderr: {stderr[-3000:]}\nserver log: {log[-3000:]}"
     )
     assert code == 0 and not report["errors"], context
+    assert report["transport"] == transport
 
     steps = report["steps"]
     assert "test_simple_text" in steps["list_tools"]["tools"], context
