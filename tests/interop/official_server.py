@@ -5,6 +5,7 @@ official SDK and not mcpgen), never inside the test process:
 
     python official_server.py stdio [LABEL]
     python official_server.py http PORT      # Streamable HTTP on 127.0.0.1:PORT/mcp
+    python official_server.py sse PORT       # HTTP+SSE (2024-11-05) on 127.0.0.1:PORT/sse
 
 (LABEL is ignored: it only lets a test make its stdio command line unique.)
 
@@ -23,7 +24,9 @@ It uses the SDK's high-level `MCPServer` and exposes
 The SDK serves both eras on one endpoint: stdio answers `initialize` or a
 `server/discover` probe; its Streamable HTTP session manager routes a POST whose
 `MCP-Protocol-Version` header is not a handshake-era version to its 2026-07-28
-single-exchange handler and everything else to the legacy session transport.
+single-exchange handler and everything else to the legacy session transport. Its
+deprecated HTTP+SSE app (`sse`) streams from GET /sse, whose first event names
+/messages/?session_id=... for the POSTs; a POST to /sse itself answers 405.
 """
 
 from __future__ import annotations
@@ -88,7 +91,10 @@ def main(argv: list[str]) -> int:
     if len(argv) == 2 and argv[0] == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(argv[1]))
         return 0
-    print("usage: official_server.py stdio [LABEL] | http PORT", file=sys.stderr)
+    if len(argv) == 2 and argv[0] == "sse":
+        server.run("sse", host="127.0.0.1", port=int(argv[1]))
+        return 0
+    print("usage: official_server.py stdio [LABEL] | http PORT | sse PORT", file=sys.stderr)
     return 2
 
 

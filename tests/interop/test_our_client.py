@@ -10,6 +10,11 @@
     server-to-client `elicitation/create` request on a legacy connection, an
     input-required result (MRTR) that the client fulfils and retries on a modern one.
 
+    The same server over the deprecated HTTP+SSE transport (2024-11-05), reached
+    explicitly (an SSE link, era legacy) and by era detection from its URL (`auto`: the
+    probe and the initialize POST are refused with 405, the client opens the stream),
+    runs the legacy checks.
+
 (b) `@modelcontextprotocol/server-everything` (npm, built on the TypeScript SDK 1.x,
     which knows only the initialize handshake) over stdio with `era="auto"`: the probe
     must be seen as "not modern" and the client must fall back to `initialize`.
@@ -34,6 +39,7 @@ import pytest
 
 from mcpgen import Client
 from mcpgen.transports._links import HttpLink, StdioLink
+from mcpgen.transports._sse_link import SseLink
 from mcpgen.types import ElicitResult
 from tests import tooling
 from tests.processes import http_server
@@ -144,8 +150,20 @@ class TappedStdioLink(_Tapped, StdioLink):
 
 
 class TappedHttpLink(_Tapped, HttpLink):
-    def __init__(self, wire: Wire, url: str) -> None:
+    def __init__(self, wire: Wire, url: str, sse_wire: Wire | None = None) -> None:
         super().__init__(url, timeout=REQUEST_TIMEOUT)
+        self.wire = wire
+        self.sse_wire = sse_wire or wire
+
+    def legacy_sse(self) -> SseLink:  # era detection's last step: tap that link too
+        link = TappedSseLink(self.sse_wire, self.url, self._client)
+        link.owns_client = False
+        return link
+
+
+class TappedSseLink(_Tapped, SseLink):
+    def __init__(self, wire: Wire, url: str, client: Any = None) -> None:
+        super().__init__(url, client=client, timeout=REQUEST_TIMEOUT)
         self.wire = wire
 
 
@@ -174,6 +192,11 @@ def official_python() -> str:
 def _official_http(python: str, log: Path) -> contextlib.AbstractContextManager[str]:
     """The official server over Streamable HTTP on a free loopback port."""
     return http_server(lambda port: [python, str(OFFICIAL_SERVER), "http", str(port)], log)
+
+
+def _official_sse(python: str, log: Path) -> contextlib.AbstractContextManager[str]:
+    """The official server over the deprecated HTTP+SSE transport; yields its SSE URL."""
+    return http_server(lambda port: [python, str(OFFICIAL_SERVER), "sse", str(port)], log, "/sse")
 
 
 def _official_stdio(python: str) -> list[str]:
@@ -323,6 +346,32 @@ def test_official_python_server(
         _run(_official_scenario(client, era, wire, asked), wire, log)
 
 
+@pytest.mark.parametrize("era", ["legacy", "auto"])
+def test_official_python_server_over_http_sse(
+    era: str, official_python: str, tmp_path: Path
+) -> None:
+    """The deprecated HTTP+SSE transport: an SSE link (explicit), or era detection from
+    the URL ending on it; either way the legacy checks hold on the stream's wire."""
+    http_wire, wire = Wire(), Wire()
+    asked = Elicitations(ANSWER)
+    log = tmp_path / "server.log"
+    with _official_sse(official_python, log) as url:
+        link: SseLink | HttpLink = (
+            TappedSseLink(wire, url) if era == "legacy" else TappedHttpLink(http_wire, url, wire)
+        )
+        client = Client(link, era=era, on_elicitation=asked, timeout=REQUEST_TIMEOUT)
+        _run(_official_scenario(client, "legacy", wire, asked), wire, log)
+    assert isinstance(client.link, SseLink)
+    if era == "auto":  # both POSTs to the SSE URL refused (405, no JSON-RPC body)
+        sent = [f.message["method"] for f in http_wire.requests_sent()]
+        assert sent == ["server/discover", "initialize"], http_wire.dump()
+        for request in http_wire.requests_sent():
+            error = http_wire.answer_to(request).message["error"]
+            assert error == {"code": 0, "message": "Method Not Allowed"}, error
+    else:
+        assert not http_wire.frames
+
+
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_pinned_legacy_session_does_not_decide_auto(
     transport: str, official_python: str, tmp_path: Path
@@ -372,6 +421,44 @@ def server_everything() -> list[str]:
     return [node, str(package / entry), "stdio"]
 
 
+async def _everything_checks(client: Client, asked: Elicitations) -> None:
+    """One legacy session with server-everything: tools, resources, prompts and a real
+    server-to-client elicitation/create answered by our callback."""
+    async with client:
+        assert (client.era, client.protocol_version) == ("legacy", LEGACY)
+        assert client.server_info is not None
+        assert client.server_info.get("name") == "mcp-servers/everything", client.server_info
+
+        tools = {tool.name for tool in await client.list_tools()}
+        assert "echo" in tools, tools
+        echoed = await client.call_tool("echo", {"message": "hi there"})
+        assert not echoed.is_error and _texts(echoed.content) == ["Echo: hi there"]
+
+        listed = await client.list_resources()
+        assert listed, "server-everything lists its static documents"
+        document = await client.read_resource(listed[0].uri)
+        assert [c.uri for c in document.contents] == [listed[0].uri]
+        assert all(c.text for c in document.contents)
+        dynamic = await client.read_resource("demo://resource/dynamic/text/1")
+        [content] = dynamic.contents
+        assert content.text.startswith("Resource 1: This is a plaintext resource"), content
+
+        prompts = {p.name for p in await client.list_prompts()}
+        assert {"simple-prompt", "args-prompt"} <= prompts, prompts
+        prompt = await client.get_prompt("args-prompt", {"city": "Paris"})
+        assert _texts(m.content for m in prompt.messages) == ["What's weather in Paris?"]
+
+        # A legacy input round: a real server-to-client elicitation/create.
+        tools = {tool.name for tool in await client.list_tools(refresh=True)}
+        assert "trigger-elicitation-request" in tools, tools
+        result = await client.call_tool("trigger-elicitation-request", {})
+        assert not result.is_error
+        assert any("- Name: Alice" in text for text in _texts(result.content)), result
+        assert [a["message"] for a in asked.asked] == [
+            "Please provide inputs for the following fields:"
+        ]
+
+
 @pytest.mark.needs_node
 def test_server_everything_auto_falls_back(server_everything: list[str]) -> None:
     wire = Wire()
@@ -387,42 +474,7 @@ def test_server_everything_auto_falls_back(server_everything: list[str]) -> None
         probe_timeout=probe_timeout,
     )
 
-    async def scenario() -> None:
-        async with client:
-            assert (client.era, client.protocol_version) == ("legacy", LEGACY)
-            assert client.server_info is not None
-            assert client.server_info.get("name") == "mcp-servers/everything", client.server_info
-
-            tools = {tool.name for tool in await client.list_tools()}
-            assert "echo" in tools, tools
-            echoed = await client.call_tool("echo", {"message": "hi there"})
-            assert not echoed.is_error and _texts(echoed.content) == ["Echo: hi there"]
-
-            listed = await client.list_resources()
-            assert listed, "server-everything lists its static documents"
-            document = await client.read_resource(listed[0].uri)
-            assert [c.uri for c in document.contents] == [listed[0].uri]
-            assert all(c.text for c in document.contents)
-            dynamic = await client.read_resource("demo://resource/dynamic/text/1")
-            [content] = dynamic.contents
-            assert content.text.startswith("Resource 1: This is a plaintext resource"), content
-
-            prompts = {p.name for p in await client.list_prompts()}
-            assert {"simple-prompt", "args-prompt"} <= prompts, prompts
-            prompt = await client.get_prompt("args-prompt", {"city": "Paris"})
-            assert _texts(m.content for m in prompt.messages) == ["What's weather in Paris?"]
-
-            # A legacy input round: a real server-to-client elicitation/create.
-            tools = {tool.name for tool in await client.list_tools(refresh=True)}
-            assert "trigger-elicitation-request" in tools, tools
-            result = await client.call_tool("trigger-elicitation-request", {})
-            assert not result.is_error
-            assert any("- Name: Alice" in text for text in _texts(result.content)), result
-            assert [a["message"] for a in asked.asked] == [
-                "Please provide inputs for the following fields:"
-            ]
-
-    _run(scenario(), wire)
+    _run(_everything_checks(client, asked), wire)
 
     sent = wire.requests_sent()
     assert [f.message["method"] for f in sent[:2]] == ["server/discover", "initialize"], sent[:2]
@@ -436,3 +488,53 @@ def test_server_everything_auto_falls_back(server_everything: list[str]) -> None
     assert initialize.at - probe.at < probe_timeout / 2
     assert initialize.message["params"]["protocolVersion"] == LEGACY
     assert [f.message["method"] for f in wire.requests_received()] == ["elicitation/create"]
+
+
+# A Node preload: a server's listen() without a host binds the loopback interface only
+# (server-everything's SSE mode listens on every interface and takes only a PORT).
+LOOPBACK_ONLY = """
+const net = require("node:net");
+const listen = net.Server.prototype.listen;
+net.Server.prototype.listen = function (...args) {
+  const port = typeof args[0] === "number" || /^[0-9]+$/.test(String(args[0]));
+  if (port && typeof args[1] !== "string") args.splice(1, 0, "127.0.0.1");
+  return listen.apply(this, args);
+};
+"""
+
+
+@pytest.mark.needs_node
+@pytest.mark.parametrize("era", ["legacy", "auto"])
+def test_server_everything_over_http_sse(
+    era: str, server_everything: list[str], tmp_path: Path
+) -> None:
+    """server-everything's `sse` mode (the TypeScript SDK's SSEServerTransport), reached
+    with an SSE link (explicit) or by era detection from its URL: a POST to /sse is an
+    Express 404 page, so the client walks down to the stream."""
+    node, entry = server_everything[:2]
+    preload = tmp_path / "loopback.cjs"
+    preload.write_text(LOOPBACK_ONLY)
+    log = tmp_path / "server.log"
+    http_wire, wire = Wire(), Wire()
+    asked = Elicitations(ANSWER)
+
+    def command(port: int) -> list[str]:
+        return ["env", f"PORT={port}", node, "--require", str(preload), entry, "sse"]
+
+    with http_server(command, log, "/sse") as url:
+        link: SseLink | HttpLink = (
+            TappedSseLink(wire, url) if era == "legacy" else TappedHttpLink(http_wire, url, wire)
+        )
+        client = Client(link, era=era, on_elicitation=asked, timeout=REQUEST_TIMEOUT)
+        _run(_everything_checks(client, asked), wire, log)
+    assert isinstance(client.link, SseLink)
+    assert client.link.endpoint is not None and "/message?sessionId=" in client.link.endpoint
+    sent = [f.message["method"] for f in wire.requests_sent()]
+    assert sent[0] == "initialize" and "server/discover" not in sent, sent
+    assert [f.message["method"] for f in wire.requests_received()] == ["elicitation/create"]
+    if era == "auto":
+        probed = [f.message["method"] for f in http_wire.requests_sent()]
+        assert probed == ["server/discover", "initialize"], http_wire.dump()
+        for request in http_wire.requests_sent():
+            error = http_wire.answer_to(request).message["error"]
+            assert error["code"] == 0 and "Cannot POST /sse" in error["message"], error
