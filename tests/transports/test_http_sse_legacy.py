@@ -372,6 +372,14 @@ def test_options_turn_it_off(http: httpx.Client) -> None:
         )
 
 
+def test_paths_must_differ() -> None:
+    from mcpgen._errors import ConfigurationError
+
+    for options in ({"sse_path": "/mcp"}, {"messages_path": "/sse"}, {"messages_path": "/mcp/"}):
+        with pytest.raises(ConfigurationError, match="must differ"):
+            build_server().asgi_app(**options)
+
+
 def test_custom_paths(http: httpx.Client) -> None:
     app = build_server().asgi_app(sse_path="/old/events", messages_path="/old/post")
     with serve(app) as (address, _):

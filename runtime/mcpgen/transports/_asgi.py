@@ -9,7 +9,9 @@ import contextlib
 import ipaddress
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
+from mcpgen import _jsonrpc as rpc
 from mcpgen._errors import ConfigurationError
 from mcpgen._server import Channel
 
@@ -19,6 +21,7 @@ __all__ = [
     "disconnected",
     "hostname",
     "is_loopback",
+    "judge_host_and_origin",
     "json_response",
     "plain_response",
     "read_body",
@@ -196,3 +199,34 @@ def is_loopback(address: str) -> bool:
         return ipaddress.ip_address(address.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def judge_host_and_origin(options: Any, bound: str, headers: dict[str, str]) -> bytes | None:
+    """None when the request's Host and Origin pass the app's DNS-rebinding rules
+    (`options`: an HttpOptions; `bound`: the address the server listens on), else the
+    403 error frame."""
+    o = options
+    protect = o.dns_rebinding_protection
+    if protect is None:
+        protect = is_loopback(bound)
+    host = headers.get("host", "")
+    host_name = hostname(host)
+    if protect:
+        allowed = set(o.allowed_hosts) if o.allowed_hosts is not None else LOOPBACK_NAMES
+        if host_name not in allowed:
+            return _forbidden(f"Host {host!r} is not allowed")
+    origin = headers.get("origin")
+    if origin is not None and origin != "null":
+        if o.allowed_origins is not None:
+            ok = origin in o.allowed_origins
+        elif protect:
+            ok = hostname(urlsplit(origin).netloc) in LOOPBACK_NAMES
+        else:
+            ok = urlsplit(origin).netloc == host  # same origin only
+        if not ok:
+            return _forbidden(f"Origin {origin!r} is not allowed")
+    return None
+
+
+def _forbidden(message: str) -> bytes:
+    return rpc.error_frame(None, rpc.INVALID_REQUEST, message, status=403)

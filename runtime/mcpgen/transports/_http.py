@@ -4,8 +4,10 @@ Modern (2026-07-28): every POST is one stateless request served by a fresh core
 session; the reply is JSON unless the request emits notifications first, then SSE
 (events, then the reply). Closing the response cancels the request. Legacy:
 `initialize` mints an `Mcp-Session-Id`; later POSTs, a standalone GET stream and
-DELETE refer to it. Security: Host/Origin checks against DNS rebinding (on by default
-when the server listens on a loopback address) and a request body cap.
+DELETE refer to it. The deprecated 2024-11-05 HTTP+SSE transport is served on two
+more paths (`_sse_legacy`). Security: Host/Origin checks against DNS rebinding (on by
+default when the server listens on a loopback address) on every path, and a request
+body cap.
 
 Statuses come from the core: each error frame carries the status the protocol layer
 chose; this module adds only HTTP-level ones (403, 404 for unknown sessions, 405,
@@ -18,20 +20,17 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
 import msgspec
 
 from mcpgen import _jsonrpc as rpc
 from mcpgen._server import DEFERRED, Channel, Pending
 from mcpgen.transports._asgi import (
-    LOOPBACK_NAMES,
     ResponseStream,
     SseWriter,
     disconnected,
-    hostname,
-    is_loopback,
     json_response,
+    judge_host_and_origin,
     plain_response,
     read_body,
     uvicorn_server,
@@ -229,31 +228,8 @@ class McpAsgiApp:
         if key not in self._verdicts:
             if len(self._verdicts) > 256:  # a few hosts and origins in practice
                 self._verdicts.clear()
-            self._verdicts[key] = self._judge(scope, headers)
+            self._verdicts[key] = judge_host_and_origin(self.options, key[2], headers)
         return self._verdicts[key]
-
-    def _judge(self, scope: Scope, headers: dict[str, str]) -> bytes | None:
-        o = self.options
-        protect = o.dns_rebinding_protection
-        if protect is None:
-            protect = is_loopback((scope.get("server") or ("", 0))[0])
-        host = headers.get("host", "")
-        host_name = hostname(host)
-        if protect:
-            allowed = set(o.allowed_hosts) if o.allowed_hosts is not None else LOOPBACK_NAMES
-            if host_name not in allowed:
-                return _error(rpc.INVALID_REQUEST, f"Host {host!r} is not allowed", 403)
-        origin = headers.get("origin")
-        if origin is not None and origin != "null":
-            if o.allowed_origins is not None:
-                ok = origin in o.allowed_origins
-            elif protect:
-                ok = hostname(urlsplit(origin).netloc) in LOOPBACK_NAMES
-            else:
-                ok = urlsplit(origin).netloc == host  # same origin only
-            if not ok:
-                return _error(rpc.INVALID_REQUEST, f"Origin {origin!r} is not allowed", 403)
-        return None
 
     async def _post(
         self,

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote
 
 from mcpgen import _jsonrpc as rpc
+from mcpgen._errors import ConfigurationError
 from mcpgen._server import Channel, Pending
 from mcpgen.transports._asgi import (
     ResponseStream,
@@ -76,6 +77,11 @@ class LegacySse:
         self.app = app
         self.sse_path = sse_path.rstrip("/") or "/"
         self.messages_path = messages_path.rstrip("/") or "/"
+        if len({app.options.path.rstrip("/") or "/", self.sse_path, self.messages_path}) < 3:
+            raise ConfigurationError(
+                "path, sse_path and messages_path must differ: "
+                f"{app.options.path!r}, {sse_path!r}, {messages_path!r}"
+            )
         options = app.options
         self.store = InMemorySessionStore(
             idle_timeout=options.session_idle_seconds, max_sessions=options.max_sessions
