@@ -22,7 +22,7 @@ import msgspec
 from mcpgen import _protocol as proto
 from mcpgen._client import ClientCore, Done, Incoming, NeedInput, Retry, RoundTrip
 from mcpgen._errors import ClientError, ConfigurationError, McpError
-from mcpgen.transports._links import HTTP_STATUS_ONLY, HttpLink, Link
+from mcpgen.transports._links import HttpLink, Link
 from mcpgen_types import latest as t
 
 __all__ = ["Callback", "Connection", "Era"]
@@ -32,8 +32,6 @@ Era = Literal["auto", "modern", "legacy"]
 Callback = Callable[..., Any]
 # endpoint -> (era, version), per process; era "sse": legacy over the HTTP+SSE transport
 _VERDICTS: dict[str, tuple[str, str]] = {}
-# An initialize POST refused with one of these and no JSON-RPC body: try HTTP+SSE.
-_SSE_FALLBACK_STATUSES = (400, 404, 405)
 _INVALIDATES = {
     "notifications/tools/list_changed": ("tools/list",),
     "notifications/prompts/list_changed": ("prompts/list",),
@@ -169,22 +167,19 @@ class Connection:
         cached = _VERDICTS.get(self.link.key())
         if cached is not None:
             era, version = cached
-            if era == "legacy":
+            if era == "sse" and isinstance(self.link, HttpLink):  # straight to the old transport
+                with contextlib.suppress(ClientError):
+                    self.link = await self.link.switch_to_sse(
+                        self._on_message, self._on_link_closed
+                    )
+            if era == "legacy" or self.link.legacy_only:
                 await self._initialize(version, remember=True)
                 return
-            if era == "sse":
-                with contextlib.suppress(ClientError, OSError, TimeoutError):
-                    await self._switch_to_sse()
-                if self.link.legacy_only:
-                    await self._initialize(version, remember=True)
+            if era == "modern":
+                self.core.adopt_modern(version)
+                with contextlib.suppress(McpError, ClientError, TimeoutError):
+                    await self.discover()
                     return
-                _VERDICTS.pop(self.link.key(), None)  # no longer an HTTP+SSE server: probe
-                await self._probe()
-                return
-            self.core.adopt_modern(version)
-            with contextlib.suppress(McpError, ClientError, TimeoutError):
-                await self.discover()
-                return
             _VERDICTS.pop(self.link.key(), None)  # the cached assumption failed: probe again
         await self._probe()
 
@@ -213,23 +208,12 @@ class Connection:
     async def _initialize(self, version: str | None = None, *, remember: bool = False) -> None:
         rid, frame = self.core.initialize(version)
         incoming, status = await self._exchange(rid, frame, {}, self.timeout)
-        if (
-            incoming.kind != "response"
-            and status in _SSE_FALLBACK_STATUSES
-            and isinstance(self.link, HttpLink)
-            and (incoming.error or {}).get("code") == HTTP_STATUS_ONLY
-        ):  # no Streamable HTTP here: maybe the HTTP+SSE transport that preceded it
-            url = self.link.url
-            try:
-                await self._switch_to_sse()
-            except (ClientError, OSError, TimeoutError) as exc:
-                message = (incoming.error or {}).get("message")
-                raise ClientError(
-                    f"{url}: initialize answered HTTP {status} ({message}), and"
-                    f" the HTTP+SSE transport failed too: {exc}"
-                ) from exc
+        if isinstance(self.link, HttpLink) and self.link.refused(incoming.error, status):
+            message = (incoming.error or {}).get("message")  # era detection's last step:
+            why = f"initialize answered HTTP {status} ({message})"  # try HTTP+SSE
+            self.link = await self.link.switch_to_sse(self._on_message, self._on_link_closed, why)
             rid, frame = self.core.initialize(version)
-            incoming, status = await self._exchange(rid, frame, {}, self.timeout)
+            incoming, _ = await self._exchange(rid, frame, {}, self.timeout)
         if incoming.kind != "response":
             raise self.core.raise_error(incoming.error)
         initialized = self.core.on_initialize(incoming.result)
@@ -239,23 +223,6 @@ class Connection:
             _VERDICTS[self.link.key()] = (era, self.core.version)
         if isinstance(self.link, HttpLink):
             await self.link.open_session_stream(self.core.version)
-
-    async def _switch_to_sse(self) -> None:
-        """Replace the Streamable HTTP link by an HTTP+SSE one to the same URL, once its
-        stream has named its POST endpoint (the old link stays on failure)."""
-        http = self.link
-        assert isinstance(http, HttpLink)
-        sse = http.legacy_sse()
-        sse.on_message = self._on_message
-        sse.on_closed = self._on_link_closed
-        try:
-            await sse.start()
-        except BaseException:
-            await sse.close()
-            raise
-        http.hand_over(sse)
-        self.link = sse
-        await http.close()
 
     # -- the message pump -------------------------------------------------------------------------
     def _on_message(self, frame: bytes, status: int | None, request_id: Any) -> None:

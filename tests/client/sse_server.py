@@ -8,8 +8,8 @@ default, as a server knowing nothing of Streamable HTTP would).
 
 Methods: initialize (answers `version`), ping, tools/list, tools/call of `echo`
 (text back), `ask` (a server-to-client `elicitation/create` mid-call), `notify`
-(a `notifications/message` log, then the result) and `slow` (answers after 30 s,
-unless cancelled).
+(a `notifications/message` log, then the result), `slow` (answers after 30 s,
+unless cancelled) and `hang_up` (closes the stream instead of answering).
 """
 
 from __future__ import annotations
@@ -169,6 +169,10 @@ class OldServer:
                 }
             )
             text = "notified"
+        elif name == "hang_up":  # end the session's stream mid-call
+            session.queue.put_nowait(None)
+            await asyncio.sleep(30)
+            text = "never"
         elif name == "ask":
             ask_id = f"ask-{next(self.ids)}"
             future = session.waiting[ask_id] = asyncio.get_running_loop().create_future()

@@ -143,6 +143,20 @@ def test_a_refused_post_is_an_error_not_a_hang() -> None:
         run(main())
 
 
+def test_the_end_of_the_stream_fails_waiting_requests() -> None:
+    server = OldServer()
+    with serve(server) as base:
+
+        async def main() -> None:
+            async with Client.sse(f"{base}/sse", timeout=30) as client:
+                started = time.monotonic()
+                with pytest.raises(ClientError, match="closed the connection"):
+                    await client.call_tool("hang_up")
+                assert time.monotonic() - started < 5
+
+        run(main())
+
+
 def test_a_url_that_is_no_sse_stream() -> None:
     server = OldServer()
     with serve(server) as base:
@@ -204,7 +218,7 @@ def test_http_without_sse_either_says_both() -> None:
 
         async def main() -> None:
             _VERDICTS.clear()
-            with pytest.raises(ClientError, match=r"HTTP 405.*HTTP\+SSE transport failed too"):
+            with pytest.raises(ClientError, match=r"HTTP 405.*and the HTTP\+SSE transport failed"):
                 async with Client.http(f"{base}/nothing", timeout=5):
                     pass
 
@@ -218,7 +232,7 @@ def test_a_stale_sse_verdict_is_probed_again() -> None:
         async def main() -> None:
             _VERDICTS.clear()
             _VERDICTS[endpoint_key(f"{base}/nothing")] = ("sse", "2024-11-05")
-            with pytest.raises(ClientError, match="failed too"):
+            with pytest.raises(ClientError, match=r"HTTP 405.*HTTP\+SSE transport failed"):
                 async with Client.http(f"{base}/nothing", timeout=5):
                     pass
             assert server.requests[:3] == ["GET /nothing", "POST /nothing", "POST /nothing"]

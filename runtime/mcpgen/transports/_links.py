@@ -21,7 +21,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from mcpgen._errors import ConfigurationError
+from mcpgen._errors import ClientError, ConfigurationError
 from mcpgen.transports._memory import MemoryConnection
 
 if TYPE_CHECKING:
@@ -279,16 +279,40 @@ class HttpLink(Link):
     def key(self) -> str:
         return endpoint_key(self.url)
 
+    @staticmethod
+    def refused(error: dict[str, Any] | None, status: int | None) -> bool:
+        """An error made up for a POST refused as if no MCP endpoint were there: no
+        JSON-RPC body, 400/404/405 (a server of the older HTTP+SSE transport, maybe)."""
+        return status in (400, 404, 405) and (error or {}).get("code") == HTTP_STATUS_ONLY
+
     def legacy_sse(self) -> SseLink:
         """A link to the same URL over the deprecated HTTP+SSE transport, sharing this
-        link's HTTP client (era detection's last step); `hand_over` when it is kept."""
+        link's HTTP client."""
         from mcpgen.transports._sse_link import SseLink  # noqa: PLC0415 (rarely needed)
 
         return SseLink(self.url, self.headers, self._client, self.timeout, owns_client=False)
 
-    def hand_over(self, link: SseLink) -> None:
-        """`link` (from `legacy_sse`) replaces this one: it now owns the HTTP client."""
-        link.owns_client, self._owns_client = self._owns_client, False
+    async def switch_to_sse(
+        self, on_message: OnMessage, on_closed: Callable[[], None], why: str = ""
+    ) -> SseLink:
+        """Open `legacy_sse()`; once its stream named its POST endpoint it replaces this
+        link (which closes, leaving it the HTTP client). On failure nothing changes and
+        a ClientError tells `why` it was tried and what failed."""
+        sse = self.legacy_sse()
+        sse.on_message, sse.on_closed = on_message, on_closed
+        try:
+            await sse.start()
+        except BaseException as exc:
+            await sse.close()
+            if isinstance(exc, ClientError | OSError | TimeoutError):
+                raise ClientError(
+                    f"{self.url}: {why + ', and ' if why else ''}the HTTP+SSE transport"
+                    f" failed: {exc}"
+                ) from exc
+            raise
+        sse.owns_client, self._owns_client = self._owns_client, False
+        await self.close()
+        return sse
 
     async def start(self) -> None:
         if self._client is None:

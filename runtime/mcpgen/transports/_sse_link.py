@@ -88,9 +88,14 @@ class SseLink(Link):
             raise
 
     async def _read(self, found: asyncio.Future[str]) -> None:
+        import httpx  # noqa: PLC0415 (loaded already: the client is an httpx one)
+
         headers = {**self.headers, "accept": "text/event-stream"}
+        timeout = httpx.Timeout(self.timeout, read=None)  # the stream idles between events
         try:
-            async with self._client.stream("GET", self.url, headers=headers) as response:
+            async with self._client.stream(
+                "GET", self.url, headers=headers, timeout=timeout
+            ) as response:
                 ctype = response.headers.get("content-type", "")
                 if response.status_code != 200 or not ctype.startswith("text/event-stream"):
                     raise ClientError(
