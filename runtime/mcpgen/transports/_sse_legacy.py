@@ -48,6 +48,9 @@ def _error(code: int, message: str, status: int) -> rpc.ErrorFrame:
     return rpc.error_frame(None, code, message, status=status)
 
 
+_GONE = _error(rpc.INVALID_REQUEST, "unknown or ended session; reconnect", 404)
+
+
 class _Relay(Channel):
     """Every frame of an SSE session, whatever its kind, becomes an event on the
     session's stream; `principal` is the caller of the POST that brought the message."""
@@ -175,8 +178,7 @@ class LegacySse:
             return
         http_session = self.store.get(session_id)
         if http_session is None or not http_session.streams:
-            frame = _error(rpc.INVALID_REQUEST, "unknown or ended session; reconnect", 404)
-            await json_response(send, frame, 404)
+            await json_response(send, _GONE, 404)
             return
         ctype = headers.get("content-type", "")
         if ctype.split(";")[0].strip().lower() != "application/json":
@@ -188,6 +190,9 @@ class LegacySse:
         if body is None:
             frame = _error(rpc.INVALID_REQUEST, f"request body over {cap} bytes", 413)
             await json_response(send, frame, 413)
+            return
+        if not http_session.streams:  # the stream ended while the body was read
+            await json_response(send, _GONE, 404)
             return
         stream: ResponseStream = http_session.streams[0]
         relay = _Relay(self.app, stream, scope.get("mcpgen.principal"))
