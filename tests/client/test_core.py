@@ -200,6 +200,8 @@ def test_classify() -> None:
         == "notification"
     )
     assert c.classify(b'{"jsonrpc":"2.0","error":{"code":-32600,"message":"x"}}').kind == "error"
+    null_id = c.classify(b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}}')
+    assert (null_id.kind, null_id.id) == ("error", None)  # e.g. an HTTP 4xx body
     assert c.classify(b"garbage").kind == "invalid"
     note = c.notification_of(
         c.classify(b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}')

@@ -172,8 +172,8 @@ class ClientCore:
         if kind == rpc.NOTIFICATION:
             return Incoming("notification", method=frame.method, params=params)
         if (
-            frame.error is not UNSET and frame.id is UNSET
-        ):  # an error without an id (HTTP 4xx bodies)
+            frame.error is not UNSET and frame.result is UNSET and frame.id in (UNSET, None)
+        ):  # an error without an id, or with a null one (HTTP 4xx bodies)
             error = (
                 frame.error
                 if isinstance(frame.error, dict)
