@@ -208,10 +208,11 @@ class Connection:
     async def _initialize(self, version: str | None = None, *, remember: bool = False) -> None:
         rid, frame = self.core.initialize(version)
         incoming, status = await self._exchange(rid, frame, {}, self.timeout)
-        if isinstance(self.link, HttpLink) and self.link.refused(incoming.error, status):
+        link = self.link
+        if isinstance(link, HttpLink) and link.refused(incoming.error, status, incoming.id == rid):
             message = (incoming.error or {}).get("message")  # era detection's last step:
             why = f"initialize answered HTTP {status} ({message})"  # try HTTP+SSE
-            self.link = await self.link.switch_to_sse(self._on_message, self._on_link_closed, why)
+            self.link = await link.switch_to_sse(self._on_message, self._on_link_closed, why)
             rid, frame = self.core.initialize(version)
             incoming, _ = await self._exchange(rid, frame, {}, self.timeout)
         if incoming.kind != "response":

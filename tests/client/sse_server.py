@@ -50,6 +50,7 @@ class OldServer:
     endpoint: str | None = None  # the endpoint event's data (None: the relative default)
     endpoint_delay: float = 0.0  # seconds before the endpoint event (-1: never sent)
     other_status: int = 405  # what a POST (or anything) outside the two endpoints gets
+    other_json: str = ""  # its body: text, or a JSON-RPC error "idless" or "addressed"
     post_status: int = 202  # what the message endpoint answers (404: "no such session")
     sessions: dict[str, Session] = field(default_factory=dict)
     received: list[Json] = field(default_factory=list)  # every message POSTed to us
@@ -67,6 +68,12 @@ class OldServer:
         elif method == "POST" and path == "/messages":
             query = parse_qs(scope["query_string"].decode())
             await self._message(query.get("session", [""])[0], receive, send)
+        elif self.other_json:
+            message = json.loads(await _body(receive) or b"{}")
+            rid = message.get("id") if self.other_json == "addressed" else None
+            error = {"code": -32600, "message": f"method {method} not allowed here"}
+            answer = json.dumps({"jsonrpc": "2.0", "id": rid, "error": error}).encode()
+            await _plain(send, self.other_status, answer, b"application/json")
         else:
             await _plain(send, self.other_status, b"not here")
 
@@ -108,12 +115,7 @@ class OldServer:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _message(self, sid: str, receive: Any, send: Any) -> None:
-        body = b""
-        while True:
-            event = await receive()
-            body += event.get("body", b"")
-            if not event.get("more_body"):
-                break
+        body = await _body(receive)
         session = self.sessions.get(sid)
         if session is None or self.post_status != 202:
             await _plain(send, self.post_status if session else 404, b"Could not find session")
@@ -193,13 +195,18 @@ class OldServer:
         return {"content": [{"type": "text", "text": text}]}
 
 
-async def _plain(send: Any, status: int, body: bytes) -> None:
+async def _body(receive: Any) -> bytes:
+    body = b""
+    while True:
+        event = await receive()
+        body += event.get("body", b"")
+        if not event.get("more_body"):
+            return body
+
+
+async def _plain(send: Any, status: int, body: bytes, ctype: bytes = b"text/plain") -> None:
     await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", b"text/plain")],
-        }
+        {"type": "http.response.start", "status": status, "headers": [(b"content-type", ctype)]}
     )
     await send({"type": "http.response.body", "body": body})
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from mcpgen.transports._links import endpoint_key
 from mcpgen.transports._sse_link import SseLink
 from mcpgen_types import latest as t
 from tests.client.sse_server import OldServer, serve
+from tests.processes import everything_http
 
 
 def run(coro: Any) -> Any:
@@ -174,9 +176,13 @@ def test_the_sse_transport_is_legacy_only() -> None:
         Client.sse("http://127.0.0.1:9/sse", era="modern")
 
 
-@pytest.mark.parametrize("status", [405, 404])
-def test_era_auto_falls_back_to_sse(status: int) -> None:
-    server = OldServer(other_status=status, version="2025-03-26")
+@pytest.mark.parametrize(
+    ("status", "body"), [(405, ""), (404, ""), (400, ""), (405, "idless"), (404, "idless")]
+)
+def test_era_auto_falls_back_to_sse(status: int, body: str) -> None:
+    """The probe and the initialize POST refused (no body, or an id-less JSON-RPC error):
+    the URL is tried as an HTTP+SSE stream."""
+    server = OldServer(other_status=status, other_json=body, version="2025-03-26")
     with serve(server) as base:
         url = f"{base}/sse"
 
@@ -194,6 +200,41 @@ def test_era_auto_falls_back_to_sse(status: int) -> None:
                 assert (await again.call_tool("echo", {"text": "2"})).content[0].text == "2"
             assert server.requests[0] == "GET /sse"
             assert "POST /sse" not in server.requests
+
+        run(main())
+
+
+def test_an_answer_to_initialize_is_not_a_refusal() -> None:
+    """A 400 whose JSON-RPC error answers our initialize (its id) is the server's word
+    on the handshake: no HTTP+SSE attempt, the error as before."""
+    server = OldServer(other_status=400, other_json="addressed")
+    with serve(server) as base:
+
+        async def main() -> None:
+            _VERDICTS.clear()
+            with pytest.raises(McpError, match="not allowed here") as caught:
+                async with Client.http(f"{base}/mcp", timeout=5):
+                    pass
+            assert caught.value.code == -32600
+            assert server.requests == ["POST /mcp", "POST /mcp"]  # the probe, initialize
+
+        run(main())
+
+
+def test_our_own_server_over_http_sse(tmp_path: Path) -> None:
+    """mcpgen's HTTP app serves HTTP+SSE at /sse next to Streamable HTTP at /mcp."""
+    with everything_http(tmp_path / "server.log") as url:
+        sse_url = url.rsplit("/", 1)[0] + "/sse"
+
+        async def main() -> None:
+            _VERDICTS.clear()
+            for client in (Client.sse(sse_url, timeout=10), Client.http(sse_url, timeout=10)):
+                async with client:
+                    assert isinstance(client.link, SseLink) and client.era == "legacy"
+                    assert client.server_info == {"name": "mcpgen-everything", "version": "1.0.0"}
+                    result = await client.call_tool("test_simple_text")
+                    assert result.content[0].text.startswith("This is a simple text response")
+            assert _VERDICTS[endpoint_key(sse_url)][0] == "sse"
 
         run(main())
 

@@ -280,10 +280,13 @@ class HttpLink(Link):
         return endpoint_key(self.url)
 
     @staticmethod
-    def refused(error: dict[str, Any] | None, status: int | None) -> bool:
-        """An error made up for a POST refused as if no MCP endpoint were there: no
-        JSON-RPC body, 400/404/405 (a server of the older HTTP+SSE transport, maybe)."""
-        return status in (400, 404, 405) and (error or {}).get("code") == HTTP_STATUS_ONLY
+    def refused(error: dict[str, Any] | None, status: int | None, addressed: bool) -> bool:
+        """A request's POST refused with 400/404/405 and no usable JSON-RPC answer (no
+        body, or an error not `addressed` to the request): no MCP endpoint took it,
+        maybe a server of the older HTTP+SSE transport is there."""
+        if error is None or status not in (400, 404, 405):
+            return False
+        return not addressed or error.get("code") == HTTP_STATUS_ONLY
 
     def legacy_sse(self) -> SseLink:
         """A link to the same URL over the deprecated HTTP+SSE transport, sharing this
