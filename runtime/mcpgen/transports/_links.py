@@ -246,6 +246,17 @@ class MemoryLink(Link):
             await self.connection.close()
 
 
+def httpx_client(timeout: float) -> Any:
+    """An httpx client for the HTTP links: `timeout` for connecting and writing, none
+    for reading (a stream may idle between events)."""
+    try:
+        import httpx  # noqa: PLC0415 (optional: the client extra)
+    except ImportError:
+        missing = "the HTTP client needs httpx: pip install 'mcpgen[client]'"
+        raise ConfigurationError(missing) from None
+    return httpx.AsyncClient(timeout=httpx.Timeout(timeout, read=None))
+
+
 class HttpLink(Link):
     """Streamable HTTP: every frame is a POST whose response (JSON or SSE) is fed back;
     a legacy session adds its id to every request, a GET stream and a DELETE."""
@@ -319,13 +330,7 @@ class HttpLink(Link):
 
     async def start(self) -> None:
         if self._client is None:
-            try:
-                import httpx  # noqa: PLC0415 (optional: the client extra)
-            except ImportError:
-                raise ConfigurationError(
-                    "the HTTP client needs httpx: pip install 'mcpgen[client]'"
-                ) from None
-            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, read=None))
+            self._client = httpx_client(self.timeout)
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(coro)

@@ -18,8 +18,8 @@ from collections.abc import AsyncIterator, Coroutine
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from mcpgen._errors import ClientError, ConfigurationError
-from mcpgen.transports._links import HTTP_STATUS_ONLY, Link, endpoint_key
+from mcpgen._errors import ClientError
+from mcpgen.transports._links import HTTP_STATUS_ONLY, Link, endpoint_key, httpx_client
 
 __all__ = ["SseLink"]
 
@@ -65,13 +65,7 @@ class SseLink(Link):
     async def start(self) -> None:
         """Open the stream and wait (the client's timeout) for the `endpoint` event."""
         if self._client is None:
-            try:
-                import httpx  # noqa: PLC0415 (optional: the client extra)
-            except ImportError:
-                raise ConfigurationError(
-                    "the HTTP client needs httpx: pip install 'mcpgen[client]'"
-                ) from None
-            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, read=None))
+            self._client = httpx_client(self.timeout)
         self._found = asyncio.get_running_loop().create_future()
         self._reader = asyncio.ensure_future(self._read(self._found))
         try:
