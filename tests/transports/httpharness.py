@@ -20,6 +20,16 @@ MODERN = {
 }
 
 
+def rpc(rid: Any, method: str, params: dict[str, Any] | None = None) -> bytes:
+    """A JSON-RPC request (or, with `rid` None, a notification) as bytes."""
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if rid is not None:
+        msg["id"] = rid
+    if params is not None:
+        msg["params"] = params
+    return json.dumps(msg).encode()
+
+
 @contextlib.contextmanager
 def serve(app: Any) -> Iterator[tuple[str, uvicorn.Server]]:
     server = uvicorn_server(app, "127.0.0.1", 0, log_level="warning", loop="asyncio")

@@ -14,7 +14,7 @@ import pytest
 
 from mcpgen.transports import McpAsgiApp
 from tests.server.conftest import build_server
-from tests.transports.httpharness import iter_sse, serve, sse_events
+from tests.transports.httpharness import iter_sse, rpc, serve, sse_events
 
 LEGACY = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 
@@ -34,15 +34,6 @@ def url(app: McpAsgiApp) -> Iterator[str]:
 def http() -> Iterator[httpx.Client]:
     with httpx.Client(timeout=10) as client:
         yield client
-
-
-def rpc(rid: Any, method: str, params: dict[str, Any] | None = None) -> bytes:
-    msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-    if rid is not None:
-        msg["id"] = rid
-    if params is not None:
-        msg["params"] = params
-    return json.dumps(msg).encode()
 
 
 def initialize(

@@ -18,7 +18,7 @@ import pytest
 
 from mcpgen.transports import McpAsgiApp
 from tests.server.conftest import build_server
-from tests.transports.httpharness import serve
+from tests.transports.httpharness import rpc, serve
 
 JSON = {"content-type": "application/json"}
 WAIT = 10.0
@@ -39,15 +39,6 @@ def base(app: McpAsgiApp) -> Iterator[str]:
 def http() -> Iterator[httpx.Client]:
     with httpx.Client(timeout=WAIT) as client:
         yield client
-
-
-def rpc(rid: Any, method: str, params: dict[str, Any] | None = None) -> bytes:
-    msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-    if rid is not None:
-        msg["id"] = rid
-    if params is not None:
-        msg["params"] = params
-    return json.dumps(msg).encode()
 
 
 class Stream:
