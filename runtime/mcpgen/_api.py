@@ -287,8 +287,9 @@ class Server:
 
     # -- serving ---------------------------------------------------------------------------------
     def asgi_app(self, **options: Any) -> McpAsgiApp:
-        """The Streamable HTTP endpoint as an ASGI 3 app (mount it in any ASGI server or
-        framework). Options: see `mcpgen.transports.HttpOptions` (path, max_body,
+        """The Streamable HTTP endpoint (and the deprecated HTTP+SSE one) as an ASGI 3
+        app, to mount in any ASGI server or framework. Options: see
+        `mcpgen.transports.HttpOptions` (path, sse_path, messages_path, max_body,
         keepalive_seconds, dns_rebinding_protection, allowed_hosts, allowed_origins ...)."""
         from mcpgen.transports._http import HttpOptions, McpAsgiApp  # noqa: PLC0415 (lazy)
 
