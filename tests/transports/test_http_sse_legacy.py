@@ -389,3 +389,19 @@ def test_legacy_versions(http: httpx.Client, stream: Stream, version: str) -> No
     url = connect(http, stream, version)
     assert http.post(url, content=rpc(1, "ping"), headers=JSON).status_code == 202
     assert stream.next() == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
+def test_an_unread_stream_keeps_a_bounded_backlog(caplog: pytest.LogCaptureFixture) -> None:
+    from mcpgen.transports._asgi import ResponseStream
+
+    class _App:
+        def spawn(self, coro: Any) -> None:  # pragma: no cover - not called here
+            coro.close()
+
+    stream = ResponseStream(_App(), None, None)
+    stream.max_queued = 50
+    for i in range(80):
+        stream.notify(b'{"n":%d}' % i)
+    assert len(stream.events) == 50
+    assert stream.events[-1] == b'{"n":49}'  # the oldest kept, the newest dropped
+    assert sum("not reading" in r.getMessage() for r in caplog.records) == 1

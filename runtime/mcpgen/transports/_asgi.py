@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, Protocol
 from urllib.parse import urlsplit
@@ -14,6 +15,8 @@ from urllib.parse import urlsplit
 from mcpgen import _jsonrpc as rpc
 from mcpgen._errors import ConfigurationError
 from mcpgen._server import Channel
+
+log = logging.getLogger("mcpgen.http")
 
 __all__ = [
     "ResponseStream",
@@ -57,6 +60,7 @@ class ResponseStream(Channel):
         self.events: list[bytes] = []
         self.final: bytes | None = None
         self.closed = False
+        self.overflowed = False
         self._wakeup: asyncio.Event | None = None
 
     @property
@@ -67,8 +71,17 @@ class ResponseStream(Channel):
                 self._wakeup.set()
         return self._wakeup
 
+    # Frames waiting for a client that does not read: past this many, further ones are
+    # dropped (with one warning) rather than held without bound.
+    max_queued = 10_000
+
     def notify(self, frame: bytes) -> None:
         if not self.closed:
+            if len(self.events) >= self.max_queued:
+                if not self.overflowed:
+                    self.overflowed = True
+                    log.warning("a client is not reading its event stream; dropping events")
+                return
             self.events.append(frame)
             if self._wakeup is not None:
                 self._wakeup.set()
