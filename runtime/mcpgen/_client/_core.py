@@ -11,6 +11,7 @@ from msgspec import UNSET
 
 from mcpgen import _jsonrpc as rpc
 from mcpgen import _protocol as proto
+from mcpgen._client._tasks import TASK_METHODS, created_task, declaring, task_notification
 from mcpgen._errors import McpError
 from mcpgen_types import latest as t
 
@@ -77,13 +78,24 @@ class ClientCore:
     def next_id(self) -> int:
         return next(self._ids)
 
-    def meta(self, progress_token: Any = None, version: str | None = None) -> dict[str, Any]:
-        """The per-request `_meta` of a modern request (legacy: only a progress token)."""
+    @functools.cached_property
+    def task_capabilities(self) -> dict[str, Any]:
+        """The client capabilities of a request declaring the Tasks extension."""
+        return declaring(self.capabilities)
+
+    def meta(
+        self,
+        progress_token: Any = None,
+        version: str | None = None,
+        capabilities: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """The per-request `_meta` of a modern request (legacy: only a progress token);
+        `capabilities` replaces the client's own for this request."""
         if self.era == "legacy":
             return {} if progress_token is None else {proto.META_PROGRESS: progress_token}
         meta: dict[str, Any] = {
             proto.META_VERSION: version or self.version,
-            proto.META_CAPABILITIES: self.capabilities,
+            proto.META_CAPABILITIES: self.capabilities if capabilities is None else capabilities,
             proto.META_CLIENT_INFO: self.info_meta,
         }
         if self.log_level is not None:
@@ -100,11 +112,12 @@ class ClientCore:
         progress_token: Any = None,
         version: str | None = None,
         request_id: Any = None,
+        capabilities: dict[str, Any] | None = None,
     ) -> tuple[Any, dict[str, Any], bytes]:
         """(id, params as sent, frame) of a request in the current era."""
         rid = self.next_id() if request_id is None else request_id
         sent = dict(params or {})
-        meta = self.meta(progress_token, version)
+        meta = self.meta(progress_token, version, capabilities)
         if meta:
             sent["_meta"] = {**sent.get("_meta", {}), **meta}
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
@@ -187,9 +200,10 @@ class ClientCore:
             int(error.get("code", -32603)), str(error.get("message", "")), error.get("data")
         )
 
-    def result(self, method: str, raw: Any) -> Any:
+    def result(self, method: str, raw: Any, *, tasks: bool = False) -> Any:
         """A result typed by the newest revision: the method's result, or an
-        InputRequiredResult when the server asks for input."""
+        InputRequiredResult when the server asks for input, or (`tasks`: the request
+        declared the Tasks extension) a CreateTaskResult when the server made it a task."""
         info = t.METHODS.get(method)
         encoded = isinstance(raw, _ENCODED)
         if encoded and info is not None and not info.cacheable:
@@ -210,7 +224,13 @@ class ClientCore:
             if info is None or not info.input_required:
                 raise McpError(-32603, f"{method}: the server asked for input where it may not")
             return msgspec.convert(data, t.InputRequiredResult)
-        if kind != "complete" and not (method == "tools/call" and kind == "task"):
+        if kind == "task":
+            if not tasks or method not in TASK_METHODS:
+                raise McpError(
+                    -32603, f"{method}: a task result to a request that did not declare tasks"
+                )
+            return created_task(data)
+        if kind != "complete":
             raise McpError(-32603, f"{method}: unknown resultType {kind!r}")
         result_type = info.result if info is not None else t.Result
         if info is not None and info.cacheable:
@@ -231,6 +251,8 @@ class ClientCore:
         try:
             return msgspec.convert(message, t.ServerNotification)
         except msgspec.ValidationError:
+            if incoming.method == "notifications/tasks":
+                return task_notification(message) or message
             return message
 
     # -- era selection ------------------------------------------------------------------------

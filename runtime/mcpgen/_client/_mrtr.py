@@ -44,8 +44,10 @@ class RoundTrip:
         *,
         max_rounds: int = 8,
         progress_token: Any = None,
+        tasks: bool = False,
     ) -> None:
         self.core = core
+        self.tasks = tasks  # declare the Tasks extension: a CreateTaskResult may end it
         self.method = method
         self.params = params
         self.max_rounds = max_rounds
@@ -66,10 +68,13 @@ class RoundTrip:
             params["inputResponses"] = self.answers
         if self.state is not None:
             params["requestState"] = self.state  # exactly as received, never inspected
-        return self.core.request(self.method, params, progress_token=self.progress_token)
+        caps = self.core.task_capabilities if self.tasks else None
+        return self.core.request(
+            self.method, params, progress_token=self.progress_token, capabilities=caps
+        )
 
     def on_result(self, raw: Any) -> Done | NeedInput | Retry:
-        result = self.core.result(self.method, raw)
+        result = self.core.result(self.method, raw, tasks=self.tasks)
         if not isinstance(result, t.InputRequiredResult):
             return Done(result)
         self.state = None if result.request_state is UNSET else result.request_state

@@ -1,0 +1,181 @@
+"""The client side of the Tasks extension (`io.modelcontextprotocol/tasks`), sans-I/O.
+
+A modern request declares the extension in its own client capabilities; the server
+may then answer a `tools/call` with a `CreateTaskResult` (`resultType: "task"`)
+instead of the tool's result. The client learns how the task goes from `tasks/get`
+(or `notifications/tasks`), answers its input requests with `tasks/update`, and may
+`tasks/cancel` it. This module holds what that needs without any I/O: the declaring
+capabilities, decoding of the task shapes, the task outcomes as exceptions, and
+`TaskWatch`, the pure state of waiting for one task (each observed status in, the
+next step out: wait this long, answer these input requests, or the final result).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+from msgspec import UNSET
+
+from mcpgen._client._mrtr import Done, NeedInput
+from mcpgen._errors import McpError
+from mcpgen_types import ext_tasks as x
+from mcpgen_types import latest as t
+
+__all__ = [
+    "DEFAULT_POLL",
+    "TASKS",
+    "TASK_METHODS",
+    "TaskCancelledError",
+    "TaskFailedError",
+    "TaskWatch",
+    "Wait",
+    "created_task",
+    "declaring",
+    "get_result",
+    "status_of",
+    "task_notification",
+]
+
+TASKS: Final = x.EXTENSION_ID
+TASK_METHODS: Final = frozenset({"tools/call"})  # requests a server may answer with a task
+DEFAULT_POLL: Final = 1.0  # seconds between polls when the server suggests no interval
+_get_decoder = msgspec.json.Decoder(x.GetTaskResult)
+_ENCODED: Final = (msgspec.Raw, bytes)
+
+
+class TaskFailedError(McpError):
+    """The task failed: the server ended it with a JSON-RPC error (`code`, `message`,
+    `data` are that error's). A tool error is not a failure: it completes the task
+    with an `isError` result."""
+
+    def __init__(self, task_id: str, code: int, message: str, data: Any = None) -> None:
+        super().__init__(code, message, data)
+        self.task_id = task_id
+
+    def __repr__(self) -> str:
+        return f"TaskFailedError({self.task_id!r}, {self.code}, {self.message!r})"
+
+
+class TaskCancelledError(Exception):
+    """The task was cancelled (by this client, another one, expiry or the server's
+    shutdown) before it produced a result; `message` is its last status message."""
+
+    def __init__(self, task_id: str, message: str | None = None) -> None:
+        super().__init__(f"task {task_id!r} was cancelled" + (f": {message}" if message else ""))
+        self.task_id = task_id
+        self.message = message
+
+
+class Wait(msgspec.Struct, frozen=True):
+    delay: float  # seconds before the next `tasks/get`
+
+
+def status_of(task: Any) -> str:
+    """The status of any task shape: a field of CreateTaskResult, the tag of the others."""
+    status = getattr(task, "status", None)
+    return str(status if status is not None else type(task).__struct_config__.tag)
+
+
+def declaring(capabilities: dict[str, Any]) -> dict[str, Any]:
+    """`capabilities` plus the extension (a new dict; the argument is left alone)."""
+    extensions = dict(capabilities.get("extensions") or {})
+    extensions.setdefault(TASKS, {})
+    return {**capabilities, "extensions": extensions}
+
+
+def created_task(data: dict[str, Any]) -> x.CreateTaskResult:
+    """A `resultType: "task"` result as the extension's type."""
+    try:
+        return msgspec.convert(data, x.CreateTaskResult)
+    except msgspec.ValidationError as exc:
+        raise McpError(-32603, f"the server's CreateTaskResult is malformed: {exc}") from None
+
+
+def get_result(raw: Any) -> x.GetTaskResult:
+    """A `tasks/get` result (bytes or builtins) as its status's shape."""
+    try:
+        if isinstance(raw, _ENCODED):
+            return _get_decoder.decode(raw)
+        typed: x.GetTaskResult = msgspec.convert(raw, x.GetTaskResult)
+        return typed
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise McpError(-32603, f"tasks/get: the server's result is malformed: {exc}") from None
+
+
+def task_notification(message: dict[str, Any]) -> x.TaskStatusNotification | None:
+    """A `notifications/tasks` message as its type (None when it does not fit)."""
+    try:
+        return msgspec.convert(message, x.TaskStatusNotification)
+    except msgspec.ValidationError:
+        return None
+
+
+class TaskWatch:
+    """Waiting for one task's outcome, as pure state.
+
+    Feed every observed status (a `CreateTaskResult`, a `tasks/get` result or a
+    `notifications/tasks` params) to `on_status()`; it answers `Wait(delay)`,
+    `NeedInput(requests)` (only keys never answered before: the server repeats
+    outstanding requests on every poll until its state catches up), or `Done(result)`
+    with the request's final result, and raises `TaskFailedError` / `TaskCancelledError`. Report
+    the keys answered with `answered()`. `poll`: the client's own interval in seconds;
+    the wait is never shorter than the server's `pollIntervalMs`.
+    """
+
+    def __init__(self, task_id: str, method: str = "tools/call", *, poll: float | None = None):
+        info = t.METHODS.get(method)
+        self.task_id = task_id
+        self.result_type: Any = info.result if info is not None else t.Result
+        self.poll = poll
+        self.status: str | None = None
+        self.message: str | None = None
+        self._answered: set[str] = set()
+
+    def delay(self, hint_ms: Any) -> float:
+        hint = hint_ms / 1000 if isinstance(hint_ms, int) and hint_ms >= 0 else None
+        if hint is None:
+            return DEFAULT_POLL if self.poll is None else self.poll
+        return hint if self.poll is None else max(hint, self.poll)
+
+    def on_status(self, task: Any) -> Wait | NeedInput | Done:
+        if task.task_id != self.task_id:
+            raise McpError(-32603, f"asked for task {self.task_id!r}, got {task.task_id!r}")
+        status = status_of(task)
+        self.status = status
+        self.message = None if task.status_message is UNSET else task.status_message
+        if status == "completed":
+            result = getattr(task, "result", None)
+            if result is None:  # a CreateTaskResult says the status, never the result
+                return Wait(0.0)
+            return Done(self._final(result))
+        if status == "failed":
+            error = getattr(task, "error", None)
+            if error is None:
+                return Wait(0.0)
+            raise TaskFailedError(
+                self.task_id, error.code, error.message, None if error.data is UNSET else error.data
+            )
+        if status == "cancelled":
+            raise TaskCancelledError(self.task_id, self.message)
+        if status == "input_required":
+            requests = getattr(task, "input_requests", None)
+            if requests is None:  # a CreateTaskResult: the requests come with tasks/get
+                return Wait(0.0)
+            fresh = {k: v for k, v in requests.items() if k not in self._answered}
+            if fresh:
+                return NeedInput(fresh)
+        return Wait(self.delay(task.poll_interval_ms))
+
+    def answered(self, keys: Any) -> None:
+        self._answered.update(keys)
+
+    def _final(self, result: dict[str, Any]) -> Any:
+        data = dict(result)
+        data.setdefault("resultType", "complete")
+        try:
+            return msgspec.convert(data, self.result_type)
+        except msgspec.ValidationError as exc:
+            raise McpError(
+                -32603, f"task {self.task_id!r}: its result does not match the schema: {exc}"
+            ) from None
