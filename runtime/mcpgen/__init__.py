@@ -45,6 +45,9 @@ __all__ = [
     "McpError",
     "Server",
     "Session",
+    "TaskCancelledError",
+    "TaskFailedError",
+    "ToolTask",
     "__version__",
     "audio",
     "elicit_form",
@@ -64,12 +67,18 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from mcpgen._api_client import Client
+    from mcpgen._api_tasks import ToolTask
+    from mcpgen._client import TaskCancelledError, TaskFailedError
+
+_CLIENT_SIDE = frozenset({"Client", "TaskCancelledError", "TaskFailedError", "ToolTask"})
 
 
 def __getattr__(name: str) -> Any:
-    if name == "Client":  # loaded on first use: a server does not pay for the client
-        from mcpgen._api_client import Client  # noqa: PLC0415 (lazy)
+    if name in _CLIENT_SIDE:  # loaded on first use: a server does not pay for the client
+        from mcpgen import _api_client, _api_tasks, _client  # noqa: PLC0415 (lazy)
 
-        globals()["Client"] = Client
-        return Client
+        for module in (_api_client, _api_tasks, _client):
+            if hasattr(module, name):
+                globals()[name] = value = getattr(module, name)
+                return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

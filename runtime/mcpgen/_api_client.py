@@ -10,6 +10,9 @@ endpoint refuses POSTs); `modern` pins 2026-07-28; `legacy` goes straight to the
 handshake. Input requests (elicitation, sampling, roots) are answered by the
 callbacks you pass, whether they arrive as input-required results (modern) or as
 server-to-client requests (legacy).
+
+Tasks (the `io.modelcontextprotocol/tasks` extension, modern era): `call_tool(...,
+task=True)` may return a `ToolTask` to wait for (see `mcpgen._api_tasks`).
 """
 
 from __future__ import annotations
@@ -17,21 +20,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Sequence
-from typing import Any, cast
+from typing import Any, Literal, cast, overload
 
 from msgspec import UNSET
 
 from mcpgen import _protocol as proto
-from mcpgen._connection import Callback, Connection, log
+from mcpgen._api_tasks import TaskClient, ToolTask
+from mcpgen._connection import Callback, log
 from mcpgen._errors import ClientError, ConfigurationError, McpError
 from mcpgen.transports._links import HttpLink, MemoryLink, StdioLink
 from mcpgen.transports._sse_link import SseLink
+from mcpgen_types import ext_tasks as x
 from mcpgen_types import latest as t
 
 __all__ = ["Client"]
 
 
-class Client(Connection):
+class Client(TaskClient):
     """An MCP client over one link (stdio process, HTTP endpoint, in-memory server)."""
 
     # -- construction -----------------------------------------------------------------------------
@@ -117,6 +122,7 @@ class Client(Connection):
             kept.append(tool)
         return kept
 
+    @overload
     async def call_tool(
         self,
         name: str,
@@ -124,15 +130,46 @@ class Client(Connection):
         *,
         timeout: float | None = None,
         progress: Callback | None = None,
-    ) -> t.CallToolResult:
+        task: Literal[False] = False,
+    ) -> t.CallToolResult: ...
+
+    @overload
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress: Callback | None = None,
+        task: bool,
+    ) -> t.CallToolResult | ToolTask: ...
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress: Callback | None = None,
+        task: bool = False,
+    ) -> t.CallToolResult | ToolTask:
+        """Call a tool; its result, input rounds fulfilled by the callbacks.
+
+        `task=True` declares the Tasks extension on this request: the server may then
+        run the call as a task, and you get a `ToolTask` (`await handle.result()`),
+        or answer directly with the CallToolResult. A legacy session has no tasks: the
+        call is an ordinary one (a tool that runs only as a task refuses it).
+        """
         if self.link.http and self.core.era == "modern" and name not in self._tool_headers:
             with contextlib.suppress(McpError):
                 await self.list_tools()
         params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
-        return cast(
-            t.CallToolResult,
-            await self.request("tools/call", params, timeout=timeout, progress=progress),
+        result = await self.request(
+            "tools/call", params, timeout=timeout, progress=progress, tasks=task
         )
+        if task and isinstance(result, x.CreateTaskResult):
+            return ToolTask(self, result)
+        return cast(t.CallToolResult, result)
 
     async def list_resources(
         self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
@@ -201,9 +238,14 @@ class Client(Connection):
         prompts: bool = False,
         resources: bool = False,
         resource_uris: Sequence[str] = (),
+        task_ids: Sequence[str] = (),
     ) -> AsyncIterator[Any]:
         """Change notifications as typed structs until the server ends the stream or you
-        stop iterating. Modern: `subscriptions/listen`; legacy: session notifications."""
+        stop iterating. Modern: `subscriptions/listen`; legacy: session notifications.
+        `task_ids` (modern only): `notifications/tasks` (TaskStatusNotification) for
+        those tasks, each carrying the task's whole status."""
+        if task_ids and self.core.era != "modern":
+            raise ConfigurationError("task notifications exist only in the modern era")
         if self.core.era == "legacy":
             async for note in self._legacy_listen(tools, prompts, resources, resource_uris):
                 yield note
@@ -217,7 +259,13 @@ class Client(Connection):
             filters["resourcesListChanged"] = True
         if resource_uris:
             filters["resourceSubscriptions"] = list(resource_uris)
-        rid, sent, frame = self.core.request("subscriptions/listen", {"notifications": filters})
+        caps = None
+        if task_ids:
+            filters["taskIds"] = list(task_ids)
+            caps = self.core.task_capabilities
+        rid, sent, frame = self.core.request(
+            "subscriptions/listen", {"notifications": filters}, capabilities=caps
+        )
         queue: asyncio.Queue[Any] = asyncio.Queue()
         self._streams[rid] = queue
         try:

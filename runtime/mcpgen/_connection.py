@@ -347,8 +347,11 @@ class Connection:
         *,
         timeout: float | None = None,
         progress: Callback | None = None,
+        tasks: bool = False,
     ) -> Any:
-        """Send any request and return its typed result (input rounds fulfilled)."""
+        """Send any request and return its typed result (input rounds fulfilled).
+        `tasks`: declare the Tasks extension (modern era; the result may be a
+        CreateTaskResult)."""
         token = None
         if progress is not None:
             token = f"progress-{next(self._tokens)}"
@@ -356,7 +359,7 @@ class Connection:
         try:
             info = t.METHODS.get(method)
             if info is not None and info.input_required and self.core.era == "modern":
-                return await self._rounds(method, dict(params or {}), timeout, token)
+                return await self._rounds(method, dict(params or {}), timeout, token, tasks)
             for attempt in (1, 2):
                 rid, sent, frame = self.core.request(method, params, progress_token=token)
                 headers = self._headers(method, sent)
@@ -399,10 +402,15 @@ class Connection:
         return self.core.result(method, incoming.result)
 
     async def _rounds(
-        self, method: str, params: dict[str, Any], timeout: float | None, token: Any
+        self,
+        method: str,
+        params: dict[str, Any],
+        timeout: float | None,
+        token: Any,
+        tasks: bool = False,
     ) -> Any:
         trip = RoundTrip(
-            self.core, method, params, max_rounds=self.max_rounds, progress_token=token
+            self.core, method, params, max_rounds=self.max_rounds, progress_token=token, tasks=tasks
         )
         retried = False  # one stale-header refresh or version switch per call
         while True:
