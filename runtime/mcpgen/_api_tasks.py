@@ -124,7 +124,8 @@ class TaskClient(Connection):
         client's own; the longer of the two wins; 1 s when neither is given). Raises
         `TaskFailedError` (a JSON-RPC error ended it), `TaskCancelledError`, and `TimeoutError`
         after `timeout` seconds (None: no bound); waiting ending does not cancel the
-        task: `cancel_task` does.
+        task: `cancel_task` does. An input request no callback handles raises
+        ClientError (elicitation without `on_elicitation` is declined with "cancel").
         """
         handle = task if isinstance(task, ToolTask) else None
         task_id = task if isinstance(task, str) else task.id
