@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -98,9 +99,17 @@ def _run_suite(args: list[str], spec: str, out: Path, timeout: int) -> Leg:
     leg = Leg(spec, proc.returncode, log=proc.stdout + proc.stderr)
     for checks_file in sorted(out.glob("**/checks.json")):
         relative = checks_file.parent.relative_to(out)
-        name = str(relative).removeprefix("server-").rsplit("-20", 1)[0]
-        leg.scenarios[name] = json.loads(checks_file.read_text())
+        leg.scenarios[scenario_name(str(relative))] = json.loads(checks_file.read_text())
     return leg
+
+
+# The suite names each result folder `<scenario>-<ISO time with ':' and '.' as '-'>`.
+_STAMP = re.compile(r"-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:-\d+)?Z?$")
+
+
+def scenario_name(folder: str) -> str:
+    """The scenario a result folder belongs to (its time stamp may hold `-20` anywhere)."""
+    return _STAMP.sub("", folder.removeprefix("server-"))
 
 
 @contextlib.contextmanager

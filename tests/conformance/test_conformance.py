@@ -60,3 +60,15 @@ def test_client_conformance_leg(spec: str, tmp_path: Path) -> None:
     assert len(leg.scenarios) >= MIN_CLIENT_SCENARIOS[spec], sorted(leg.scenarios)
     assert all(name.startswith("auth/") for name in leg.failing()), leg.failing()
     assert failed == 0
+
+
+@pytest.mark.parametrize(
+    ("folder", "name"),
+    [
+        ("auth/basic-cimd-2026-11-30T09-33-20-417Z", "auth/basic-cimd"),  # '-20' in the time
+        ("server-tools-call-2026-11-30T05-56-33-417Z", "tools-call"),
+        ("tasks-get-2020-01-20T20-20-20-200Z", "tasks-get"),
+    ],
+)
+def test_scenario_names_from_result_folders(folder: str, name: str) -> None:
+    assert runner.scenario_name(folder) == name
