@@ -83,3 +83,30 @@ def test_a_url_reaches_an_http_sse_server() -> None:
             "notify",
             "slow",
         ]
+
+
+def test_console_script_without_typer_says_what_to_install() -> None:
+    code = (
+        "import sys; sys.modules['typer'] = None\n"  # as if the cli extra were missing
+        "from mcpgen_codegen.launch import main\n"
+        "main()\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == 2
+    assert "pip install 'mcpgen[cli]'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_console_script_runs_the_command_line() -> None:
+    code = (
+        "import sys; sys.argv = ['mcpgen', '--help']\n"
+        "from mcpgen_codegen.launch import main\n"
+        "main()\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "regenerate" in proc.stdout and "call" in proc.stdout
