@@ -279,3 +279,30 @@ def test_a_stale_sse_verdict_is_probed_again() -> None:
             assert server.requests[:3] == ["GET /nothing", "POST /nothing", "POST /nothing"]
 
         run(main())
+
+
+def test_sse_event_parsing() -> None:
+    from mcpgen.transports._links import SseEvent, sse_events
+
+    text = (
+        ": a comment\n"
+        "id: 1\nretry: 3000\ndata: \n\n"  # a priming event
+        "event: endpoint\ndata: /messages?session_id=x\n\n"
+        'data:{"a":\ndata: 1}\nid: 2\n\n'
+        "retry: soon\ndata: x\n\n"  # a retry that is not a number is ignored
+        "data: never dispatched"  # no blank line before the end
+    )
+
+    async def lines() -> Any:
+        for line in text.split("\n"):
+            yield line
+
+    async def collect() -> list[SseEvent]:
+        return [event async for event in sse_events(lines())]
+
+    assert asyncio.run(collect()) == [
+        SseEvent("message", "", "1", 3000),
+        SseEvent("endpoint", "/messages?session_id=x", None, None),
+        SseEvent("message", '{"a":\n1}', "2", None),
+        SseEvent("message", "x", None, None),
+    ]

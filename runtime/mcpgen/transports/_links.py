@@ -17,8 +17,8 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
 
 from mcpgen._errors import ClientError, ConfigurationError
@@ -27,7 +27,16 @@ from mcpgen.transports._memory import MemoryConnection
 if TYPE_CHECKING:
     from mcpgen.transports._sse_link import SseLink
 
-__all__ = ["HTTP_STATUS_ONLY", "HttpLink", "Link", "MemoryLink", "StdioLink", "endpoint_key"]
+__all__ = [
+    "HTTP_STATUS_ONLY",
+    "HttpLink",
+    "Link",
+    "MemoryLink",
+    "SseEvent",
+    "StdioLink",
+    "endpoint_key",
+    "sse_events",
+]
 
 log = logging.getLogger("mcpgen.client")
 OnMessage = Callable[[bytes, int | None, Any], None]
@@ -40,6 +49,37 @@ def endpoint_key(url: str) -> str:
     """An HTTP endpoint's key for the era verdict cache."""
     parts = urlsplit(url)
     return f"http:{parts.scheme}://{parts.netloc}{parts.path}"
+
+
+class SseEvent(NamedTuple):
+    event: str  # "message" unless the event names another type
+    data: str  # the data lines, joined by newlines ("" for a priming event)
+    id: str | None
+    retry: int | None  # milliseconds
+
+
+async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[SseEvent]:
+    """The events of an SSE stream, from its lines (comments skipped)."""
+    event, data, event_id, retry, seen = "message", list[str](), None, None, False
+    async for line in lines:
+        if not line:
+            if seen:
+                yield SseEvent(event, "\n".join(data), event_id, retry)
+            event, data, event_id, retry, seen = "message", [], None, None, False
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        seen = True
+        if name == "data":
+            data.append(value)
+        elif name == "event":
+            event = value or "message"
+        elif name == "id":
+            event_id = value
+        elif name == "retry" and value.isdigit():
+            retry = int(value)
 
 
 class Link:
@@ -381,20 +421,13 @@ class HttpLink(Link):
 
     async def _events(self, response: Any, status: int, request_id: Any) -> tuple[str | None, int]:
         """Feed an SSE stream's messages; returns its last event id and retry hint."""
-        data: list[str] = []
         last_id, retry_ms = None, 1000
-        async for line in response.aiter_lines():
-            if line.startswith("data:"):
-                data.append(line[5:].lstrip())
-            elif line.startswith("id:"):
-                last_id = line[3:].strip()
-            elif line.startswith("retry:") and line[6:].strip().isdigit():
-                retry_ms = int(line[6:].strip())
-            elif line == "" and data:
-                payload = "\n".join(data).strip()  # a priming event has empty data: skipped
-                data = []
-                if payload:
-                    self.on_message(payload.encode(), status, request_id)
+        async for event in sse_events(response.aiter_lines()):
+            last_id = event.id if event.id is not None else last_id
+            retry_ms = event.retry if event.retry is not None else retry_ms
+            payload = event.data.strip()  # a priming event has empty data: skipped
+            if payload:
+                self.on_message(payload.encode(), status, request_id)
         return last_id, retry_ms
 
     async def _resume(self, request_id: Any, last_id: str | None, retry_ms: int) -> None:

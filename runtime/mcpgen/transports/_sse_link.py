@@ -14,12 +14,18 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import Coroutine
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from mcpgen._errors import ClientError
-from mcpgen.transports._links import HTTP_STATUS_ONLY, Link, endpoint_key, httpx_client
+from mcpgen.transports._links import (
+    HTTP_STATUS_ONLY,
+    Link,
+    endpoint_key,
+    httpx_client,
+    sse_events,
+)
 
 __all__ = ["SseLink"]
 
@@ -96,12 +102,12 @@ class SseLink(Link):
                         f"GET {self.url} answered HTTP {response.status_code}"
                         f" ({ctype or 'no content type'}), not an SSE stream"
                     )
-                async for event, data in _events(response):
-                    if event == "endpoint":
+                async for event in sse_events(response.aiter_lines()):
+                    if event.event == "endpoint":
                         if not found.done():
-                            found.set_result(self._resolve(data))
-                    elif event == "message" and data.strip():
-                        self.on_message(data.encode(), 200, None)
+                            found.set_result(self._resolve(event.data))
+                    elif event.event == "message" and event.data.strip():
+                        self.on_message(event.data.encode(), 200, None)
             if not found.done():
                 raise ClientError(f"the SSE stream of {self.url} ended before its endpoint event")
         except asyncio.CancelledError:
@@ -177,21 +183,3 @@ class SseLink(Link):
         if self.owns_client and self._client is not None:
             with contextlib.suppress(Exception):
                 await self._client.aclose()
-
-
-async def _events(response: Any) -> AsyncIterator[tuple[str, str]]:
-    """(event type, data) of each event of an SSE stream (comments and ids skipped)."""
-    event, data = "message", list[str]()
-    async for line in response.aiter_lines():
-        if not line:
-            if data:
-                yield event, "\n".join(data)
-            event, data = "message", list[str]()
-            continue
-        name, _, value = line.partition(":")
-        if value.startswith(" "):
-            value = value[1:]
-        if name == "data":
-            data.append(value)
-        elif name == "event":
-            event = value or "message"
