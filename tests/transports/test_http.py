@@ -47,12 +47,6 @@ def url() -> Iterator[str]:
         yield address
 
 
-@pytest.fixture
-def http() -> Iterator[httpx.Client]:
-    with httpx.Client(timeout=10) as client:
-        yield client
-
-
 def post(
     http: httpx.Client, url: str, data: bytes, method: str, name: str | None = None, **h: str
 ) -> httpx.Response:

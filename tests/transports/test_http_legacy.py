@@ -30,12 +30,6 @@ def url(app: McpAsgiApp) -> Iterator[str]:
         yield address
 
 
-@pytest.fixture
-def http() -> Iterator[httpx.Client]:
-    with httpx.Client(timeout=10) as client:
-        yield client
-
-
 def initialize(
     http: httpx.Client, url: str, version: str = "2025-11-25", caps: dict[str, Any] | None = None
 ) -> dict[str, str]:

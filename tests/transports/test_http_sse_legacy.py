@@ -35,12 +35,6 @@ def base(app: McpAsgiApp) -> Iterator[str]:
         yield address.removesuffix("/mcp")
 
 
-@pytest.fixture
-def http() -> Iterator[httpx.Client]:
-    with httpx.Client(timeout=WAIT) as client:
-        yield client
-
-
 class Stream:
     """A GET on the SSE path read in a thread over a plain socket (so `close` ends it at
     once): ("endpoint", path), ("message", json) and ("comment", text) in arrival order."""
