@@ -95,12 +95,31 @@ def _result_summary(result: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class _TapRead:
-    """The transport's read stream, recording everything received."""
+class _Tap:
+    """One of the transport's streams, recording what passes into `wire`."""
 
     def __init__(self, inner: Any, wire: list[dict[str, Any]]) -> None:
         self._inner = inner
         self._wire = wire
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Any:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None:
+        await self.aclose()
+        return None
+
+
+class _TapRead(_Tap):
+    """The transport's read stream, recording everything received."""
 
     @property
     def last_context(self) -> Any:
@@ -111,9 +130,6 @@ class _TapRead:
         self._wire.append(_summary("recv", item))
         return item
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
     def __aiter__(self) -> _TapRead:
         return self
 
@@ -123,44 +139,13 @@ class _TapRead:
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             raise StopAsyncIteration from None
 
-    async def __aenter__(self) -> _TapRead:
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> bool | None:
-        await self.aclose()
-        return None
-
-
-class _TapWrite:
+class _TapWrite(_Tap):
     """The transport's write stream, recording everything sent."""
-
-    def __init__(self, inner: Any, wire: list[dict[str, Any]]) -> None:
-        self._inner = inner
-        self._wire = wire
 
     async def send(self, item: SessionMessage, /) -> None:
         self._wire.append(_summary("send", item))
         await self._inner.send(item)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _TapWrite:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> bool | None:
-        await self.aclose()
-        return None
 
 
 class TappedTransport:
