@@ -18,14 +18,14 @@ import asyncio
 import contextlib
 import itertools
 import json
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
 import uvicorn
+
+from tests.transports.httpharness import running
 
 Json = dict[str, Any]
 TOOLS = [
@@ -223,16 +223,5 @@ def serve(app: OldServer) -> Iterator[str]:
         lifespan="off",
         timeout_graceful_shutdown=1,
     )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
+    with running(uvicorn.Server(config)) as base:
+        yield base

@@ -31,8 +31,9 @@ def rpc(rid: Any, method: str, params: dict[str, Any] | None = None) -> bytes:
 
 
 @contextlib.contextmanager
-def serve(app: Any) -> Iterator[tuple[str, uvicorn.Server]]:
-    server = uvicorn_server(app, "127.0.0.1", 0, log_level="warning", loop="asyncio")
+def running(server: uvicorn.Server) -> Iterator[str]:
+    """Run a uvicorn server (bound to 127.0.0.1, port 0) in a thread until the block
+    ends; yields its base URL once it listens."""
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -41,10 +42,18 @@ def serve(app: Any) -> Iterator[tuple[str, uvicorn.Server]]:
         time.sleep(0.01)
     port = server.servers[0].sockets[0].getsockname()[1]
     try:
-        yield f"http://127.0.0.1:{port}/mcp", server
+        yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+@contextlib.contextmanager
+def serve(app: Any) -> Iterator[tuple[str, uvicorn.Server]]:
+    """An mcpgen ASGI app under uvicorn; yields its endpoint URL and the server."""
+    server = uvicorn_server(app, "127.0.0.1", 0, log_level="warning", loop="asyncio")
+    with running(server) as base:
+        yield f"{base}/mcp", server
 
 
 def modern_headers(method: str, name: str | None = None, **extra: str) -> dict[str, str]:
