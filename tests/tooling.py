@@ -67,6 +67,11 @@ def _node_major(node: str) -> int:
         return 0
 
 
+def _npm_install(prefix: Path, spec: str, what: str) -> None:
+    args = ["install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error"]
+    _run([npm(), *args, spec], what)
+
+
 def node22() -> str:
     """A Node.js binary of major version 22 or newer."""
     system = shutil.which("node")
@@ -77,19 +82,7 @@ def node22() -> str:
     binary = prefix / "node_modules" / f"node-linux-{arch}" / "bin" / "node"
     with _locked("node22"):
         if not binary.exists():
-            _run(
-                [
-                    npm(),
-                    "install",
-                    "--prefix",
-                    str(prefix),
-                    "--no-audit",
-                    "--no-fund",
-                    "--loglevel=error",
-                    f"node-linux-{arch}@22",
-                ],
-                "Node 22 from the npm registry",
-            )
+            _npm_install(prefix, f"node-linux-{arch}@22", "Node 22 from the npm registry")
     need(binary.exists() and _node_major(str(binary)) >= 22, "Node >= 22")
     return str(binary)
 
@@ -100,19 +93,7 @@ def npm_package(spec: str) -> Path:
     marker = prefix / ".installed"
     with _locked("npm-" + prefix.name):
         if not marker.exists():
-            _run(
-                [
-                    npm(),
-                    "install",
-                    "--prefix",
-                    str(prefix),
-                    "--no-audit",
-                    "--no-fund",
-                    "--loglevel=error",
-                    spec,
-                ],
-                f"npm package {spec}",
-            )
+            _npm_install(prefix, spec, f"npm package {spec}")
             marker.write_text(spec)
     return prefix / "node_modules"
 
