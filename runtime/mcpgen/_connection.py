@@ -22,6 +22,7 @@ import msgspec
 from mcpgen import _protocol as proto
 from mcpgen._client import ClientCore, Done, Incoming, NeedInput, Retry, RoundTrip
 from mcpgen._errors import ClientError, ConfigurationError, McpError
+from mcpgen.transports._background import start_kept
 from mcpgen.transports._links import HttpLink, Link
 from mcpgen_types import latest as t
 
@@ -252,9 +253,7 @@ class Connection:
         self._pending.clear()
 
     def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        start_kept(self._tasks, coro)
 
     def _notification(self, incoming: Incoming) -> None:
         method, params = incoming.method, incoming.params or {}

@@ -35,6 +35,7 @@ from mcpgen.transports._asgi import (
     read_body,
     uvicorn_server,
 )
+from mcpgen.transports._background import start_kept
 from mcpgen.transports._sessions import HttpSession, InMemorySessionStore, SessionStore
 from mcpgen.transports._sse_legacy import LegacySse
 
@@ -149,10 +150,7 @@ class McpAsgiApp:
         )
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(coro)
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
-        return task
+        return start_kept(self.tasks, coro)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
 
 from mcpgen._errors import ClientError, ConfigurationError
+from mcpgen.transports._background import start_kept
 from mcpgen.transports._memory import MemoryConnection
 
 if TYPE_CHECKING:
@@ -373,10 +374,7 @@ class HttpLink(Link):
             self._client = httpx_client(self.timeout)
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(coro)
-        self.background.add(task)
-        task.add_done_callback(self.background.discard)
-        return task
+        return start_kept(self.background, coro)
 
     async def send(
         self, frame: bytes, headers: dict[str, str] | None = None, request_id: Any = None

@@ -13,6 +13,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from mcpgen._server import DEFERRED, Channel, Pending
+from mcpgen.transports._background import start_kept
 
 __all__ = ["MemoryConnection"]
 
@@ -33,18 +34,13 @@ class MemoryConnection(Channel):
             self.sink(frame)
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
-        task = asyncio.ensure_future(coro)
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        start_kept(self.tasks, coro)
 
     def _deliver(self, outcome: Any) -> None:
         if isinstance(outcome, bytes):
             self.notify(outcome)
         elif isinstance(outcome, Pending):
-            task = asyncio.ensure_future(self._finish(outcome.coro))
-            outcome.bind(task)
-            self.tasks.add(task)
-            task.add_done_callback(self.tasks.discard)
+            outcome.bind(start_kept(self.tasks, self._finish(outcome.coro)))
 
     async def _finish(self, coro: Coroutine[Any, Any, Any]) -> None:
         outcome = await coro

@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from mcpgen._errors import ClientError
+from mcpgen.transports._background import start_kept
 from mcpgen.transports._links import (
     HTTP_STATUS_ONLY,
     Link,
@@ -132,10 +133,7 @@ class SseLink(Link):
         return endpoint
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(coro)
-        self._posts.add(task)
-        task.add_done_callback(self._posts.discard)
-        return task
+        return start_kept(self._posts, coro)
 
     async def send(
         self, frame: bytes, headers: dict[str, str] | None = None, request_id: Any = None
