@@ -210,7 +210,8 @@ class Connection:
         rid, frame = self.core.initialize(version)
         incoming, status = await self._exchange(rid, frame, {}, self.timeout)
         link = self.link
-        if isinstance(link, HttpLink) and link.refused(incoming.error, status, incoming.id == rid):
+        refused = self.core.initialize_refused(incoming.error, status, incoming.id == rid)
+        if refused and isinstance(link, HttpLink):
             message = (incoming.error or {}).get("message")  # era detection's last step:
             why = f"initialize answered HTTP {status} ({message})"  # try HTTP+SSE
             self.link = await link.switch_to_sse(self._on_message, self._on_link_closed, why)

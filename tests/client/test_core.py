@@ -211,3 +211,21 @@ def test_classify() -> None:
         msgspec.json.encode(note)
         == b'{"method":"notifications/tools/list_changed","jsonrpc":"2.0"}'
     )
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "answered", "refused"),
+    [
+        (None, 200, True, False),  # a result: nothing refused
+        ({"code": 0, "message": "HTTP 405"}, 405, True, True),  # a bodiless 405
+        ({"code": 0, "message": "HTTP 404"}, 404, True, True),
+        ({"code": -32600, "message": "no session"}, 400, False, True),  # not about this request
+        ({"code": -32602, "message": "bad version"}, 400, True, False),  # a real answer
+        ({"code": 0, "message": "HTTP 500"}, 500, True, False),  # another failure
+        ({"code": 0, "message": "HTTP 403"}, 403, True, False),
+    ],
+)
+def test_when_an_initialize_refusal_points_to_http_sse(
+    error: dict[str, Any] | None, status: int, answered: bool, refused: bool
+) -> None:
+    assert ClientCore.initialize_refused(error, status, answered) is refused

@@ -10,11 +10,12 @@ Performs no I/O.
 
 from __future__ import annotations
 
-from mcpgen._client._core import ClientCore, Incoming, ProbeVerdict
+from mcpgen._client._core import HTTP_STATUS_ONLY, ClientCore, Incoming, ProbeVerdict
 from mcpgen._client._mrtr import Done, NeedInput, Retry, RoundTrip
 from mcpgen._client._tasks import TaskCancelledError, TaskFailedError, TaskWatch, Wait
 
 __all__ = [
+    "HTTP_STATUS_ONLY",
     "ClientCore",
     "Done",
     "Incoming",

@@ -15,7 +15,11 @@ from mcpgen._client._tasks import TASK_METHODS, created_task, declaring, task_no
 from mcpgen._errors import McpError
 from mcpgen_types import latest as t
 
-__all__ = ["ClientCore", "Incoming", "ProbeVerdict"]
+__all__ = ["HTTP_STATUS_ONLY", "ClientCore", "Incoming", "ProbeVerdict"]
+
+# The JSON-RPC error code of an error an HTTP link makes up for a request whose HTTP
+# response carried no JSON-RPC body (the message tells the status and what came).
+HTTP_STATUS_ONLY: Final = 0
 
 _encode = msgspec.json.Encoder().encode
 _ENCODED: Final = (msgspec.Raw, bytes)
@@ -256,6 +260,18 @@ class ClientCore:
             return message
 
     # -- era selection ------------------------------------------------------------------------
+    @staticmethod
+    def initialize_refused(
+        error: dict[str, Any] | None, status: int | None, answered: bool
+    ) -> bool:
+        """Era detection's last step over HTTP: an `initialize` POST refused with
+        400/404/405 and no JSON-RPC answer to it (no body, or an error not `answered`
+        for that request) found no MCP endpoint; a server of the older HTTP+SSE
+        transport may be there."""
+        if error is None or status not in (400, 404, 405):
+            return False
+        return not answered or error.get("code") == HTTP_STATUS_ONLY
+
     def probe_verdict(
         self,
         *,

@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
 
+from mcpgen._client import HTTP_STATUS_ONLY
 from mcpgen._errors import ClientError, ConfigurationError
 from mcpgen.transports._background import start_kept
 from mcpgen.transports._memory import MemoryConnection
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     from mcpgen.transports._sse_link import SseLink
 
 __all__ = [
-    "HTTP_STATUS_ONLY",
     "HttpLink",
     "Link",
     "MemoryLink",
@@ -41,9 +41,6 @@ __all__ = [
 
 log = logging.getLogger("mcpgen.client")
 OnMessage = Callable[[bytes, int | None, Any], None]
-# The JSON-RPC error code of an error an HTTP link makes up for a request whose HTTP
-# response carried no JSON-RPC body (the message tells the status and what came).
-HTTP_STATUS_ONLY = 0
 
 
 def endpoint_key(url: str) -> str:
@@ -330,15 +327,6 @@ class HttpLink(Link):
 
     def key(self) -> str:
         return endpoint_key(self.url)
-
-    @staticmethod
-    def refused(error: dict[str, Any] | None, status: int | None, addressed: bool) -> bool:
-        """A request's POST refused with 400/404/405 and no usable JSON-RPC answer (no
-        body, or an error not `addressed` to the request): no MCP endpoint took it,
-        maybe a server of the older HTTP+SSE transport is there."""
-        if error is None or status not in (400, 404, 405):
-            return False
-        return not addressed or error.get("code") == HTTP_STATUS_ONLY
 
     def legacy_sse(self) -> SseLink:
         """A link to the same URL over the deprecated HTTP+SSE transport, sharing this

@@ -18,10 +18,10 @@ from collections.abc import Coroutine
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from mcpgen._client import HTTP_STATUS_ONLY
 from mcpgen._errors import ClientError
 from mcpgen.transports._background import start_kept
 from mcpgen.transports._links import (
-    HTTP_STATUS_ONLY,
     Link,
     endpoint_key,
     httpx_client,
