@@ -243,7 +243,7 @@ class McpAsgiApp:
                 send, _error(rpc.INVALID_REQUEST, "Content-Type must be application/json", 415), 415
             )
             return
-        json_ok, sse_ok = self._negotiate(headers.get("accept", "*/*"))
+        json_ok, sse_ok = self.negotiate(headers.get("accept", "*/*"))
         if not (json_ok or sse_ok):
             await json_response(
                 send,
@@ -316,7 +316,7 @@ class McpAsgiApp:
             send, receive, channel, task, extra, legacy_ids, sse_ok, json_ok, on_disconnect
         )
 
-    def _negotiate(self, accept: str) -> tuple[bool, bool]:
+    def negotiate(self, accept: str) -> tuple[bool, bool]:
         """(may answer JSON, may answer SSE) for an Accept header; memoised, since a
         client sends the same one every time."""
         verdict = self._accepts.get(accept)
@@ -395,7 +395,7 @@ class McpAsgiApp:
                     await writer.event(frame)
                 await writer.event(final)
                 return
-            await self._pump(writer, channel, task, watcher, on_disconnect)
+            await self.pump(writer, channel, task, watcher, on_disconnect)
         except OSError:  # the client went away mid-write
             if on_disconnect is not None:
                 on_disconnect()
@@ -405,7 +405,7 @@ class McpAsgiApp:
             watcher.cancel()
             await writer.end()
 
-    async def _pump(
+    async def pump(
         self,
         writer: SseWriter,
         channel: _Stream,

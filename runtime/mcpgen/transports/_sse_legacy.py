@@ -123,7 +123,7 @@ class LegacySse:
         self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]
     ) -> None:
         app = self.app
-        if not app._negotiate(headers.get("accept", "*/*"))[1]:
+        if not app.negotiate(headers.get("accept", "*/*"))[1]:
             frame = _error(rpc.INVALID_REQUEST, "Accept must allow text/event-stream", 406)
             await json_response(send, frame, 406)
             return
@@ -147,7 +147,7 @@ class LegacySse:
         watcher = asyncio.ensure_future(disconnected(receive))
         try:
             await writer.start([], b"event: endpoint\ndata: " + endpoint + b"\n\n")
-            await app._pump(writer, stream, None, watcher, None)
+            await app.pump(writer, stream, None, watcher, None)
         except OSError:  # the client went away mid-write
             pass
         finally:
