@@ -1,0 +1,41 @@
+"""Where shared server state lives: the interfaces (`SessionStore`, `Bus`, `TaskStore`,
+`EventStore`, `KeyRing`) and their in-memory implementations.
+
+A deployment with several workers plugs shared implementations of the same interfaces
+in; `tests/stores/` holds the contract every implementation passes. This package knows
+no transport and no handler: it stores plain data.
+"""
+
+from __future__ import annotations
+
+from mcpgen.stores._interfaces import (
+    Bus,
+    BusEvent,
+    ChangeEvent,
+    EventStore,
+    KeyRing,
+    Replay,
+    ReplyEvent,
+    SessionState,
+    SessionStore,
+    TaskEvent,
+    TaskState,
+    TaskStore,
+    Unsubscribe,
+)
+
+__all__ = [
+    "Bus",
+    "BusEvent",
+    "ChangeEvent",
+    "EventStore",
+    "KeyRing",
+    "Replay",
+    "ReplyEvent",
+    "SessionState",
+    "SessionStore",
+    "TaskEvent",
+    "TaskState",
+    "TaskStore",
+    "Unsubscribe",
+]
