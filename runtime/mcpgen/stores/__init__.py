@@ -8,6 +8,7 @@ no transport and no handler: it stores plain data.
 
 from __future__ import annotations
 
+from mcpgen.stores._events import InMemoryEventStore
 from mcpgen.stores._interfaces import (
     Bus,
     BusEvent,
@@ -23,12 +24,15 @@ from mcpgen.stores._interfaces import (
     TaskStore,
     Unsubscribe,
 )
+from mcpgen.stores._sessions import InMemorySessionStore
 
 __all__ = [
     "Bus",
     "BusEvent",
     "ChangeEvent",
     "EventStore",
+    "InMemoryEventStore",
+    "InMemorySessionStore",
     "KeyRing",
     "Replay",
     "ReplyEvent",
