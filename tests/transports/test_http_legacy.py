@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import threading
@@ -14,6 +15,7 @@ import pytest
 
 from mcpgen.transports import McpAsgiApp
 from tests.server.conftest import build_server
+from tests.transports import asgidriver as driver
 from tests.transports.httpharness import iter_sse, rpc, serve, sse_events
 
 LEGACY = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
@@ -111,13 +113,106 @@ def test_idle_sessions_expire_and_the_store_is_bounded() -> None:
 
     now = [0.0]
     store = InMemorySessionStore(idle_timeout=10, max_sessions=3, clock=lambda: now[0])
-    server = build_server()
-    sessions = [store.add(server.session()) for _ in range(3)]
-    store.add(server.session())  # over the cap: the least recently used goes
-    assert store.get(sessions[0].id) is None and len(store) == 3
-    now[0] = 100
-    assert store.get(sessions[1].id) is None  # idle too long
-    assert store.sweep() == 2 and len(store) == 0
+    app = McpAsgiApp(build_server(), store=store)
+
+    async def scenario() -> None:
+        sessions = [await driver.initialize(app) for _ in range(3)]
+        for session in sessions[1:]:
+            assert await ping(app, session) == 200  # the first is now the least recently used
+        fourth = await driver.initialize(app)  # over the cap: the first goes
+        assert len(store) == 3
+        assert await ping(app, sessions[0]) == 404
+        assert len(app.sessions) == 3  # its live half went with it
+        now[0] = 8
+        assert await ping(app, sessions[1]) == 200
+        now[0] = 16  # the others idle for 16 s, sessions[1] for 8
+        assert await ping(app, sessions[1]) == 200
+        for session in (sessions[2], fourth):
+            assert await ping(app, session) == 404
+        assert store.sweep() == 0 and len(store) == 1
+        now[0] = 100
+        assert store.sweep() == 1 and len(store) == 0
+        assert await ping(app, sessions[1]) == 404
+        assert len(app.sessions) == 0
+
+    asyncio.run(scenario())
+
+
+async def ping(app: McpAsgiApp, session: dict[str, str], principal: str | None = None) -> int:
+    status, _, _ = await driver.post(app, session, driver.rpc(1, "ping"), principal)
+    return status
+
+
+def test_a_session_belongs_to_the_principal_that_created_it() -> None:
+    app = McpAsgiApp(build_server())
+
+    async def scenario() -> None:
+        alice = await driver.initialize(app, principal="alice")
+        assert await ping(app, alice, "alice") == 200
+        for intruder in ("mallory", None):
+            assert await ping(app, alice, intruder) == 404
+            get = driver.Exchange(
+                app, "GET", {**alice, "accept": "text/event-stream"}, b"", intruder
+            )
+            assert (await get.start())[0] == 404
+            delete = driver.Exchange(app, "DELETE", alice, b"", intruder)
+            assert (await delete.start())[0] == 404
+        assert await ping(app, alice, "alice") == 200  # still there for its owner
+        anonymous = await driver.initialize(app)
+        assert await ping(app, anonymous, "alice") == 404
+        assert await ping(app, anonymous) == 200
+        delete = driver.Exchange(app, "DELETE", alice, b"", "alice")
+        assert (await delete.start())[0] == 200
+        assert await ping(app, alice, "alice") == 404
+
+    asyncio.run(scenario())
+
+
+def test_state_is_stored_and_another_worker_serves_the_session() -> None:
+    """Two apps (two workers) over one store: the second rebuilds the session from the
+    state the first stored, and the changes either makes are saved."""
+    from mcpgen.stores import InMemorySessionStore
+
+    store = InMemorySessionStore()
+    first = McpAsgiApp(build_server(), store=store)
+    second = McpAsgiApp(build_server(), store=store)
+
+    async def scenario() -> None:
+        session = await driver.initialize(first, principal="p")
+        session_id = session["mcp-session-id"]
+        state = await store.load(session_id)
+        assert state is not None and state.initialized and state.principal == "p"
+        assert state.version == "2025-11-25" and state.client_info == {
+            "name": "driver",
+            "version": "1",
+        }
+        subscribe = driver.rpc(2, "resources/subscribe", {"uri": "mem://readme"})
+        assert (await driver.post(second, session, subscribe, "p"))[0] == 200
+        level = driver.rpc(3, "logging/setLevel", {"level": "error"})
+        assert (await driver.post(second, session, level, "p"))[0] == 200
+        state = await store.load(session_id)
+        assert state is not None and state.subscriptions == ["mem://readme"]
+        assert state.log_rank == 4  # error
+        listed = await driver.post(second, session, driver.rpc(4, "tools/list", {}), "p")
+        assert driver.reply(listed[2])["result"]["tools"]
+        # The second worker's session delivers what the stored state asks for.
+        stream = driver.Exchange(second, "GET", {**session, "accept": "text/event-stream"})
+        stream.scope["mcpgen.principal"] = "p"
+        assert (await stream.start())[0] == 200
+        second.server.notify_resource_updated("mem://readme")
+        _, frame = await stream.event()
+        assert frame["method"] == "notifications/resources/updated"
+        await stream.disconnect()
+        unsubscribe = driver.rpc(5, "resources/unsubscribe", {"uri": "mem://readme"})
+        assert (await driver.post(first, session, unsubscribe, "p"))[0] == 200
+        state = await store.load(session_id)
+        assert state is not None and state.subscriptions == []
+        assert state.log_rank == 4  # the first worker took up the second one's changes
+        # DELETE on one worker ends the session for both.
+        assert (await driver.Exchange(second, "DELETE", session, b"", "p").start())[0] == 200
+        assert await ping(first, session, "p") == 404
+
+    asyncio.run(scenario())
 
 
 def test_server_to_client_elicitation_over_sse(http: httpx.Client, url: str) -> None:

@@ -33,8 +33,9 @@ from mcpgen._server._context import InputRequired
 from mcpgen._server._core import ServerCore
 from mcpgen._server._methods import METHODS, MethodSpec, check_headers, initialize_result
 from mcpgen._server._mrtr import input_required, open_retry
+from mcpgen.stores import SessionState
 
-__all__ = ["DEFERRED", "Pending", "Session"]
+__all__ = ["DEFERRED", "Pending", "Session", "legacy_state", "restore_legacy"]
 
 
 _encode = msgspec.json.Encoder().encode
@@ -375,6 +376,33 @@ class Session(BridgeMixin):
         key = id(listener)
         self.core.listeners[key] = listener
         self.listens[listener.request_id] = key
+
+
+def legacy_state(session: Session, session_id: str, principal: str | None) -> SessionState | None:
+    """What a store keeps of a legacy session (None before `initialize`)."""
+    legacy = session.legacy
+    if legacy is None:
+        return None
+    return SessionState(
+        id=session_id,
+        version=legacy.version,
+        client_capabilities=legacy.caps,
+        client_info=legacy.info,
+        initialized=legacy.initialized,
+        log_rank=legacy.log_rank,
+        subscriptions=sorted(legacy.subscriptions),
+        principal=principal,
+    )
+
+
+def restore_legacy(session: Session, state: SessionState) -> None:
+    """Make a fresh session continue the legacy one `state` describes."""
+    legacy = _Legacy(state.version, state.client_capabilities, state.client_info)
+    legacy.initialized = state.initialized
+    legacy.log_rank = state.log_rank
+    legacy.subscriptions = set(state.subscriptions)
+    session.legacy = legacy
+    session.core.legacy_sessions.add(session)
 
 
 async def _gather(outcomes: list[Any]) -> Any:

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from mcpgen import _jsonrpc as rpc
 from mcpgen._errors import ConfigurationError
 from mcpgen._server import Channel
+from mcpgen.stores import EventStore
 
 log = logging.getLogger("mcpgen.http")
 
@@ -115,32 +116,50 @@ def uvicorn_server(app: Any, host: str = "127.0.0.1", port: int = 8000, **config
 
 
 class SseWriter:
-    def __init__(self, send: Send, with_ids: bool, retry_ms: int) -> None:
-        self.send = send
-        self.with_ids = with_ids  # 2025-11-25 sessions: event ids and a priming event
-        self.retry_ms = retry_ms
-        self.seq = 0
+    """Writes one SSE response. With an event store (2025-11-25 sessions: resumable
+    streams), every event is first kept there under `stream_id`, and the id the store
+    gives it goes on the wire; the stream opens with a priming event (an id, no data)
+    so the client can resume even before the first event. Without one, events carry
+    no id."""
 
-    async def start(self, extra: list[tuple[bytes, bytes]], first: bytes | None = None) -> None:
-        """Send the headers and at once a first chunk: `first` (a whole event) if given,
-        else a priming event or a comment, so the client sees the stream open."""
+    def __init__(
+        self, send: Send, retry_ms: int, events: EventStore | None = None, stream_id: str = ""
+    ) -> None:
+        self.send = send
+        self.retry_ms = retry_ms
+        self.events = events
+        self.stream_id = stream_id
+
+    async def start(
+        self,
+        extra: list[tuple[bytes, bytes]],
+        first: bytes | None = None,
+        replay: Sequence[tuple[str, bytes]] = (),
+    ) -> None:
+        """Send the headers and at once a first chunk, so the client sees the stream
+        open: `first` (a whole event) if given; else the `replay` of what a resuming
+        client missed (with their ids); else a priming event or a comment."""
         await self.send({"type": "http.response.start", "status": 200, "headers": _SSE + extra})
         if first is not None:
             await self._chunk(first)
-        elif self.with_ids:
-            await self._chunk(b"id: %d\nretry: %d\ndata: \n\n" % (self._next(), self.retry_ms))
-        else:
+        elif self.events is None:
             await self._chunk(b": stream open\n\n")  # flush the headers at once
-
-    def _next(self) -> int:
-        self.seq += 1
-        return self.seq
+        elif replay:
+            # No new priming event here: its id would come after the replayed ones, and a
+            # client cut off before they arrive would resume past them.
+            head = b"retry: %d\n\n" % self.retry_ms
+            await self._chunk(head + b"".join(_event(eid, f) for eid, f in replay if f))
+        else:
+            eid = await self.events.append(self.stream_id, b"")
+            await self._chunk(b"id: %s\nretry: %d\ndata: \n\n" % (eid.encode(), self.retry_ms))
 
     async def event(self, frame: bytes) -> None:
         if not frame:
             return
-        head = b"id: %d\n" % self._next() if self.with_ids else b""
-        await self._chunk(head + b"event: message\ndata: " + frame + b"\n\n")
+        if self.events is None:
+            await self._chunk(b"event: message\ndata: " + frame + b"\n\n")
+        else:
+            await self._chunk(_event(await self.events.append(self.stream_id, frame), frame))
 
     async def comment(self, text: bytes) -> None:
         await self._chunk(b": " + text + b"\n\n")
@@ -151,6 +170,10 @@ class SseWriter:
     async def end(self) -> None:
         with contextlib.suppress(Exception):
             await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _event(event_id: str, frame: bytes) -> bytes:
+    return b"id: " + event_id.encode() + b"\nevent: message\ndata: " + frame + b"\n\n"
 
 
 async def read_body(receive: Receive, cap: int) -> bytes | None:

@@ -4,10 +4,12 @@ Modern (2026-07-28): every POST is one stateless request served by a fresh core
 session; the reply is JSON unless the request emits notifications first, then SSE
 (events, then the reply). Closing the response cancels the request. Legacy:
 `initialize` mints an `Mcp-Session-Id`; later POSTs, a standalone GET stream and
-DELETE refer to it. The deprecated 2024-11-05 HTTP+SSE transport is served on two
-more paths (`_sse_legacy`). Security: Host/Origin checks against DNS rebinding (on by
-default when the server listens on a loopback address) on every path, and a request
-body cap.
+DELETE refer to it; their state sits in a `SessionStore` and, from 2025-11-25,
+their SSE events in an `EventStore`, replayed after `Last-Event-ID` (`_sessions`).
+
+The deprecated 2024-11-05 HTTP+SSE transport is served on two more paths
+(`_sse_legacy`). Security: Host/Origin checks against DNS rebinding (on by default when
+the server listens on a loopback address) on every path, and a request body cap.
 
 Statuses come from the core: each error frame carries the status the protocol layer
 chose; this module adds only HTTP-level ones (403, 404 for unknown sessions, 405,
@@ -24,7 +26,8 @@ from typing import Any
 import msgspec
 
 from mcpgen import _jsonrpc as rpc
-from mcpgen._server import DEFERRED, Channel, Pending
+from mcpgen._server import DEFERRED, Pending
+from mcpgen.stores import EventStore, InMemoryEventStore, InMemorySessionStore, SessionStore
 from mcpgen.transports._asgi import (
     ResponseStream,
     SseWriter,
@@ -36,10 +39,24 @@ from mcpgen.transports._asgi import (
     uvicorn_server,
 )
 from mcpgen.transports._background import start_kept
-from mcpgen.transports._sessions import HttpSession, InMemorySessionStore, SessionStore
+from mcpgen.transports._sessions import (
+    HttpSession,
+    LegacySessions,
+    LiveSessions,
+    new_stream_id,
+    resumable,
+)
 from mcpgen.transports._sse_legacy import LegacySse
 
-__all__ = ["HttpOptions", "InMemorySessionStore", "McpAsgiApp", "SessionStore", "uvicorn_server"]
+__all__ = [
+    "EventStore",
+    "HttpOptions",
+    "InMemoryEventStore",
+    "InMemorySessionStore",
+    "McpAsgiApp",
+    "SessionStore",
+    "uvicorn_server",
+]
 
 log = logging.getLogger("mcpgen.http")
 Scope = dict[str, Any]
@@ -78,6 +95,7 @@ _READ: dict[bytes, str] = {
         b"mcp-method",
         b"mcp-name",
         b"mcp-session-id",
+        b"last-event-id",
     )
 }
 
@@ -107,44 +125,35 @@ _GONE = rpc.error_frame(None, rpc.INVALID_REQUEST, "unknown or expired session",
 _Stream = ResponseStream  # one POST's (or GET's) response
 
 
-class _SessionChannel(Channel):
-    """Server-initiated frames of a legacy session: to its newest GET stream, or kept
-    (bounded) until one opens."""
-
-    def __init__(self, app: McpAsgiApp) -> None:
-        self.app = app
-        self.session: HttpSession | None = None
-        self.backlog: list[bytes] = []
-
-    def notify(self, frame: bytes) -> None:
-        streams = self.session.streams if self.session is not None else []
-        if streams:
-            streams[-1].notify(frame)
-        elif len(self.backlog) < 1000:
-            self.backlog.append(frame)
-
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
-        self.app.spawn(coro)
-
-
 class McpAsgiApp:
     """`server.asgi_app()`: mount it anywhere that speaks ASGI 3."""
 
     def __init__(
-        self, server: Any, options: HttpOptions | None = None, store: SessionStore | None = None
+        self,
+        server: Any,
+        options: HttpOptions | None = None,
+        store: SessionStore | None = None,
+        events: EventStore | None = None,
     ) -> None:
         self.server = server
-        self.options = options or HttpOptions()
-        self.store: SessionStore = store or InMemorySessionStore(
-            idle_timeout=self.options.session_idle_seconds, max_sessions=self.options.max_sessions
+        self.options = o = options or HttpOptions()
+        # (`is None`: an empty in-memory store has a length of 0, so it is falsy)
+        self.store: SessionStore = (
+            InMemorySessionStore(idle_timeout=o.session_idle_seconds, max_sessions=o.max_sessions)
+            if store is None
+            else store
         )
+        self.events: EventStore = InMemoryEventStore() if events is None else events
+        self.sessions = LiveSessions(
+            idle_timeout=o.session_idle_seconds, max_sessions=o.max_sessions
+        )
+        self.legacy = LegacySessions(self, self.store, self.events, self.sessions, o.sse_retry_ms)
         self.tasks: set[asyncio.Task[Any]] = set()
         self.streams: set[_Stream] = set()
         self.stopping = False
         self._verdicts: dict[tuple[Any, ...], bytes | None] = {}  # (host, origin, bound address)
         self._accepts: dict[str, tuple[bool, bool]] = {}  # Accept -> (JSON ok, SSE ok)
         self._path = self.options.path.rstrip("/")
-        o = self.options
         self.legacy_sse = (
             None if o.sse_path is None else LegacySse(self, o.sse_path, o.messages_path)
         )
@@ -210,9 +219,9 @@ class McpAsgiApp:
         if method == "POST":
             await self._post(scope, receive, send, headers)
         elif method == "GET":
-            await self._get(receive, send, headers)
+            await self._get(scope, receive, send, headers)
         elif method == "DELETE":
-            await self._delete(send, headers)
+            await self._delete(scope, send, headers)
         else:
             await json_response(
                 send,
@@ -266,9 +275,12 @@ class McpAsgiApp:
             )
             return
         session_id = headers.get("mcp-session-id")
+        # An authentication middleware names the caller in the scope; it binds requestState
+        # and legacy sessions.
+        principal = scope.get("mcpgen.principal")
         http_session: HttpSession | None = None
         if session_id is not None:
-            http_session = self.store.get(session_id)
+            http_session = await self.legacy.find(session_id, principal)
             if http_session is None:
                 await json_response(
                     send,
@@ -281,20 +293,18 @@ class McpAsgiApp:
             session = http_session.core
         else:
             session = self.server.session()  # a channel only if it becomes a legacy session
-        # An authentication middleware names the caller in the scope; it binds requestState.
-        channel = _Stream(self, headers, scope.get("mcpgen.principal"))
+        channel = _Stream(self, headers, principal)
         outcome = session.receive(body, channel)
         extra: list[tuple[bytes, bytes]] = []
-        if http_session is None and session.legacy is not None:  # an initialize handshake
-            http_session = self.store.add(session)
-            session_channel = _SessionChannel(self)
-            session_channel.session = http_session
-            session.channel = session_channel
+        if http_session is not None:
+            await self.legacy.persist(http_session)
+        elif session.legacy is not None:  # an initialize handshake
+            http_session = await self.legacy.open(session, principal)
             extra.append((b"mcp-session-id", http_session.id.encode()))
         legacy_ids = (
-            http_session is not None
-            and session.legacy is not None
-            and session.legacy.version >= "2025-11-25"
+            new_stream_id(http_session.id)
+            if http_session is not None and resumable(session)
+            else None
         )
         if isinstance(outcome, bytes):
             if channel.events and sse_ok:
@@ -338,7 +348,7 @@ class McpAsgiApp:
         channel: _Stream,
         task: asyncio.Task[Any] | None,
         extra: list[tuple[bytes, bytes]],
-        legacy_ids: bool,
+        legacy_ids: str | None,
         sse_ok: bool,
         json_ok: bool,
         on_disconnect: Callable[[], None] | None,
@@ -380,12 +390,18 @@ class McpAsgiApp:
         channel: _Stream,
         task: asyncio.Task[Any] | None,
         extra: list[tuple[bytes, bytes]],
-        legacy_ids: bool,
+        legacy_ids: str | None,
         receive: Receive,
         final: bytes | None,
         on_disconnect: Callable[[], None] | None = None,
     ) -> None:
-        writer = SseWriter(send, legacy_ids, self.options.sse_retry_ms)
+        # legacy_ids: the event stream's id in the store (2025-11-25 sessions), else None
+        writer = SseWriter(
+            send,
+            self.options.sse_retry_ms,
+            None if legacy_ids is None else self.events,
+            legacy_ids or "",
+        )
         await writer.start(extra)
         self.streams.add(channel)
         watcher = asyncio.ensure_future(disconnected(receive))
@@ -450,7 +466,9 @@ class McpAsgiApp:
                 await writer.comment(b"keep-alive")
 
     # -- legacy GET and DELETE ---------------------------------------------------------------
-    async def _get(self, receive: Receive, send: Send, headers: dict[str, str]) -> None:
+    async def _get(
+        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]
+    ) -> None:
         session_id = headers.get("mcp-session-id")
         if session_id is None:
             await json_response(
@@ -469,24 +487,10 @@ class McpAsgiApp:
                 send, _error(rpc.INVALID_REQUEST, "GET needs Accept: text/event-stream", 406), 406
             )
             return
-        http_session = self.store.get(session_id)
-        if http_session is None:
-            await json_response(
-                send, _error(rpc.INVALID_REQUEST, "unknown or expired session", 404), 404
-            )
-            return
-        stream = _Stream(self, None, None)
-        http_session.streams.append(stream)
-        backlog, http_session.core.channel.backlog = http_session.core.channel.backlog, []
-        stream.events.extend(backlog)
-        version = http_session.core.legacy.version if http_session.core.legacy else ""
-        try:
-            await self._sse(send, stream, None, [], version >= "2025-11-25", receive, None)
-        finally:
-            if stream in http_session.streams:
-                http_session.streams.remove(stream)
+        principal = scope.get("mcpgen.principal")
+        await self.legacy.stream(session_id, principal, headers.get("last-event-id"), receive, send)
 
-    async def _delete(self, send: Send, headers: dict[str, str]) -> None:
+    async def _delete(self, scope: Scope, send: Send, headers: dict[str, str]) -> None:
         session_id = headers.get("mcp-session-id")
         if session_id is None:
             await json_response(
@@ -496,12 +500,7 @@ class McpAsgiApp:
                 [(b"allow", b"POST")],
             )
             return
-        session = self.store.remove(session_id)
-        if session is None:
-            await json_response(
-                send, _error(rpc.INVALID_REQUEST, "unknown or expired session", 404), 404
-            )
-            return
-        for stream in session.streams:
-            stream.reply(b"")  # ends the GET streams
-        await plain_response(send, 200, b"")
+        if await self.legacy.end(session_id, scope.get("mcpgen.principal")):
+            await plain_response(send, 200, b"")
+        else:
+            await json_response(send, _GONE, 404)

@@ -1,45 +1,146 @@
-"""Legacy Streamable HTTP sessions (2025-03-26 ... 2025-11-25) behind a store interface."""
+"""Legacy Streamable HTTP sessions (2025-03-26 ... 2025-11-25): state in a store, live
+objects in this process, and the resumable GET stream.
+
+A legacy session has two halves. Its state (version, client capabilities, log level,
+subscriptions, owner) is plain data in a `mcpgen.stores.SessionStore`, which any
+worker can read: `LegacySessions` creates it on `initialize`, saves it when a message
+changed it, deletes it on DELETE, and rebuilds a core session from it for a request
+whose session is not live here. What lives only here: the core session (in-flight
+work, requests out to the client), the open GET streams and the frames waiting for
+one. `LiveSessions` holds those, bounded like the store: idle ones expire and past the
+bound the least recently used without an open stream goes (its core session closed).
+
+A session belongs to the principal that created it: for anyone else it does not exist
+(404), so a stolen or guessed id is no use without the credentials.
+
+Event ids (2025-11-25 sessions): each SSE stream of a session has a stream id
+`<session id>/<random>` in the `EventStore`, so a `Last-Event-ID` names its session and
+a replay is refused to anyone else (`owns`). Session ids are URL-safe tokens, so they
+hold no `/`. A GET with a `Last-Event-ID` the store knows for this session replays the
+events after it, then goes on, under the same stream id, as the session's standalone
+stream; an unknown, forgotten or foreign id opens a fresh stream. Either way the frames
+no stream has carried yet (the backlog) come next.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
+from mcpgen import _jsonrpc as rpc
+from mcpgen._server import Channel, Session
+from mcpgen._server._session import legacy_state, restore_legacy
 from mcpgen._server._state import random_token
+from mcpgen.stores import EventStore, Replay, SessionState, SessionStore
+from mcpgen.transports._asgi import (
+    Receive,
+    ResponseStream,
+    Send,
+    SseWriter,
+    disconnected,
+    json_response,
+)
 
-__all__ = ["HttpSession", "InMemorySessionStore", "SessionStore"]
+__all__ = [
+    "HttpSession",
+    "LegacySessions",
+    "LiveSessions",
+    "SessionChannel",
+    "new_session_id",
+    "new_stream_id",
+    "owns",
+]
+
+_BACKLOG = 1000  # frames kept for a GET stream that is not open (yet)
+_GONE = rpc.error_frame(None, rpc.INVALID_REQUEST, "unknown or expired session", status=404)
+
+
+def new_session_id() -> str:
+    # 32 random bytes, URL-safe: visible ASCII (0x21-0x7E) as the spec requires.
+    return random_token(32)
+
+
+def new_stream_id(session_id: str) -> str:
+    return f"{session_id}/{random_token(9)}"
+
+
+def owns(session_id: str, stream_id: str) -> bool:
+    """Whether the event stream `stream_id` belongs to the session `session_id`."""
+    return (
+        stream_id.startswith(session_id) and stream_id[len(session_id) : len(session_id) + 1] == "/"
+    )
+
+
+class _Spawner(Protocol):
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> Any: ...
+
+
+class _App(_Spawner, Protocol):
+    """What the sessions use of the HTTP app."""
+
+    server: Any
+    streams: set[ResponseStream]  # every open streamed response, for a graceful shutdown
+
+    async def pump(
+        self,
+        writer: SseWriter,
+        channel: ResponseStream,
+        task: asyncio.Task[Any] | None,
+        watcher: asyncio.Future[Any],
+        on_disconnect: Callable[[], None] | None,
+    ) -> None: ...
 
 
 class HttpSession:
-    """One `initialize` handshake's state on the HTTP side: the core session plus the
-    standalone GET streams that carry server-initiated frames."""
+    """One legacy session live in this process."""
 
-    __slots__ = ("core", "id", "last_seen", "streams")
+    __slots__ = ("backlog", "core", "id", "last_seen", "principal", "saved", "streams")
 
-    def __init__(self, session_id: str, core: Any) -> None:
+    def __init__(self, session_id: str, core: Session, principal: str | None = None) -> None:
         self.id = session_id
         self.core = core
-        self.streams: list[Any] = []  # open GET streams, newest last
+        self.principal = principal  # who created it: nobody else may use it
+        self.streams: list[ResponseStream] = []  # open GET streams, newest last
+        self.backlog: list[bytes] = []  # server-initiated frames while no GET stream is open
+        self.saved: SessionState | None = None  # as last written to the store
         self.last_seen = time.monotonic()
 
+    def take_backlog(self) -> list[bytes]:
+        backlog, self.backlog = self.backlog, []
+        return backlog
 
-class SessionStore(Protocol):
-    """Where legacy sessions live. Implementations must mint unguessable ids."""
-
-    def add(self, core_session: Any) -> HttpSession: ...
-
-    def get(self, session_id: str) -> HttpSession | None: ...
-
-    def remove(self, session_id: str) -> HttpSession | None: ...
-
-    def __len__(self) -> int: ...
+    def requeue(self, frames: list[bytes]) -> None:
+        """Put frames a closed stream never wrote back before the backlog."""
+        if frames:
+            self.backlog = (frames + self.backlog)[:_BACKLOG]
 
 
-class InMemorySessionStore:
-    """Sessions in this process, bounded: idle ones expire, and past `max_sessions` the
-    least recently used one without an open stream is evicted."""
+class SessionChannel(Channel):
+    """Server-initiated frames of a legacy session: to its newest GET stream, or kept
+    (bounded) until one opens."""
+
+    def __init__(self, session: HttpSession, spawner: _Spawner) -> None:
+        self.session = session
+        self.spawner = spawner
+
+    def notify(self, frame: bytes) -> None:
+        session = self.session
+        if session.streams:
+            session.streams[-1].notify(frame)
+        elif len(session.backlog) < _BACKLOG:
+            session.backlog.append(frame)
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        self.spawner.spawn(coro)
+
+
+class LiveSessions:
+    """The sessions this process holds, bounded: idle ones expire, and past
+    `max_sessions` the least recently used one without an open stream is evicted.
+    A session leaving closes its core session (its work is cancelled)."""
 
     def __init__(
         self,
@@ -47,23 +148,23 @@ class InMemorySessionStore:
         idle_timeout: float = 1800.0,
         max_sessions: int = 10_000,
         clock: Callable[[], float] = time.monotonic,
-        on_evict: Callable[[HttpSession], None] | None = None,
     ) -> None:
         self.idle_timeout = idle_timeout
         self.max_sessions = max_sessions
         self.clock = clock
-        self.on_evict = on_evict
         self._sessions: OrderedDict[str, HttpSession] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def add(self, core_session: Any) -> HttpSession:
+    def add(
+        self, core: Session, principal: str | None = None, session_id: str | None = None
+    ) -> HttpSession:
+        """Hold `core` under `session_id` (a new id when None)."""
         self.sweep()
         while len(self._sessions) >= self.max_sessions and self._evict_one():
             pass
-        # 32 random bytes, URL-safe: visible ASCII (0x21-0x7E) as the spec requires.
-        session = HttpSession(random_token(32), core_session)
+        session = HttpSession(session_id or new_session_id(), core, principal)
         session.last_seen = self.clock()
         self._sessions[session.id] = session
         return session
@@ -102,6 +203,131 @@ class InMemorySessionStore:
         session = self._sessions.pop(session_id, None)
         if session is not None:
             session.core.close()
-            if self.on_evict is not None:
-                self.on_evict(session)
         return session
+
+
+def resumable(core: Session) -> bool:
+    """Whether the session's SSE events carry ids (and so can be replayed): from
+    2025-11-25 on, the revision that added priming events."""
+    return core.legacy is not None and core.legacy.version >= "2025-11-25"
+
+
+class LegacySessions:
+    """The session half of the Streamable HTTP app (see the module docstring)."""
+
+    def __init__(
+        self,
+        app: _App,
+        store: SessionStore,
+        events: EventStore,
+        live: LiveSessions,
+        retry_ms: int,
+    ) -> None:
+        self.app = app
+        self.store = store
+        self.events = events
+        self.live = live
+        self.retry_ms = retry_ms
+
+    async def find(self, session_id: str, principal: str | None) -> HttpSession | None:
+        """The session `session_id` of `principal`, live here: held already, or rebuilt
+        from its stored state. None: unknown, expired, deleted, or someone else's."""
+        state = await self.store.load(session_id)  # a load also keeps it from idling out
+        live = self.live.get(session_id)
+        if state is None:
+            if live is None or not live.streams or live.saved is None:
+                if live is not None:
+                    self.live.remove(session_id)
+                return None
+            # An open GET stream is use the store did not see: the session stays.
+            state = live.saved
+            await self.store.create(state)
+            live = self.live.get(session_id)  # (the await let other requests in)
+        if state.principal != principal:
+            return None
+        if live is None:
+            core = self.app.server.session()
+            restore_legacy(core, state)
+            live = self.live.add(core, principal, session_id)
+            core.channel = SessionChannel(live, self.app)
+            live.saved = state
+        elif state != live.saved:  # another worker changed it: continue from its state
+            restore_legacy(live.core, state)
+            live.saved = state
+        return live
+
+    async def open(self, core: Session, principal: str | None) -> HttpSession:
+        """The session `initialize` just created in `core`: live here, stored."""
+        live = self.live.add(core, principal)
+        core.channel = SessionChannel(live, self.app)
+        live.saved = legacy_state(core, live.id, principal)
+        assert live.saved is not None  # the core holds an initialized legacy session
+        await self.store.create(live.saved)
+        return live
+
+    async def persist(self, live: HttpSession) -> None:
+        """Save the session's state when the message just handled changed it."""
+        state = legacy_state(live.core, live.id, live.principal)
+        if state is not None and state != live.saved:
+            live.saved = state
+            await self.store.save(state)
+
+    async def end(self, session_id: str, principal: str | None) -> bool:
+        """DELETE: forget the session everywhere and end its GET streams; False when
+        there was none (for this principal)."""
+        live = await self.find(session_id, principal)
+        if live is None:
+            return False
+        await self.store.delete(session_id)
+        self.live.remove(session_id)  # closes the core session: its work is cancelled
+        for stream in live.streams:
+            stream.reply(b"")  # ends the stream
+        return True
+
+    async def stream(
+        self,
+        session_id: str,
+        principal: str | None,
+        last_event_id: str | None,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """GET: the session's standalone stream, resumed after `last_event_id` when the
+        store still has it for this session."""
+        live = await self.find(session_id, principal)
+        if live is None:
+            await json_response(send, _GONE, 404)
+            return
+        events: EventStore | None = None
+        stream_id, missed = "", None
+        if resumable(live.core):
+            events = self.events
+            if last_event_id is not None:
+                missed = await self._missed(session_id, last_event_id)
+            stream_id = missed.stream_id if missed is not None else new_stream_id(session_id)
+        app = self.app
+        stream = ResponseStream(app, None, None)
+        live.streams.append(stream)
+        stream.events.extend(live.take_backlog())
+        writer = SseWriter(send, self.retry_ms, events, stream_id)
+        app.streams.add(stream)
+        watcher = asyncio.ensure_future(disconnected(receive))
+        try:
+            await writer.start([], None, missed.events if missed is not None else ())
+            await app.pump(writer, stream, None, watcher, None)
+        except OSError:  # the client went away mid-write
+            pass
+        finally:
+            stream.closed = True
+            app.streams.discard(stream)
+            watcher.cancel()
+            if stream in live.streams:
+                live.streams.remove(stream)
+            live.requeue(stream.events)  # queued here but never written: for the next stream
+            await writer.end()
+
+    async def _missed(self, session_id: str, last_event_id: str) -> Replay | None:
+        missed = await self.events.replay(last_event_id)
+        if missed is None or not owns(session_id, missed.stream_id):
+            return None  # unknown, forgotten, or another session's stream
+        return missed

@@ -34,7 +34,7 @@ from mcpgen.transports._asgi import (
     plain_response,
     read_body,
 )
-from mcpgen.transports._sessions import HttpSession, InMemorySessionStore
+from mcpgen.transports._sessions import HttpSession, LiveSessions
 
 if TYPE_CHECKING:
     from mcpgen.transports._http import McpAsgiApp, Receive, Scope, Send
@@ -86,7 +86,7 @@ class LegacySse:
                 f"{app.options.path!r}, {sse_path!r}, {messages_path!r}"
             )
         options = app.options
-        self.store = InMemorySessionStore(
+        self.store = LiveSessions(
             idle_timeout=options.session_idle_seconds, max_sessions=options.max_sessions
         )
         self.open: set[ResponseStream] = set()
@@ -141,7 +141,7 @@ class LegacySse:
             return
         http_session.streams.append(stream)
         endpoint = self._endpoint(scope, http_session)
-        writer = SseWriter(send, False, app.options.sse_retry_ms)
+        writer = SseWriter(send, app.options.sse_retry_ms)
         self.open.add(stream)
         app.streams.add(stream)
         watcher = asyncio.ensure_future(disconnected(receive))
