@@ -322,8 +322,7 @@ class Session:
         try:
             if isinstance(out, InputRequired):
                 if call.era == "legacy":
-                    assert self.bridge is not None  # a legacy call implies a handshake
-                    return self.bridge.ask(call, out, lambda: self._dispatch(spec, call, params))
+                    return self._ask(spec, call, params, out)
                 payload = self.core.stamp(
                     call.method, input_required(self.core, spec, call, params, out)
                 )
@@ -338,6 +337,11 @@ class Session:
             return _error(call, exc)
         except Exception as exc:
             return self._internal(call, exc)
+
+    def _ask(self, spec: MethodSpec, call: Call, params: Any, out: InputRequired) -> Outcome:
+        # Apart from `_complete`: a closure there would cost every call its cells.
+        assert self.bridge is not None  # a legacy call implies a handshake
+        return self.bridge.ask(call, out, lambda: self._dispatch(spec, call, params))
 
     def _internal(self, call: Call, exc: Exception) -> bytes:
         message = (
