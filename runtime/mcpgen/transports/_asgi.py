@@ -44,7 +44,7 @@ _SSE = [
 
 
 class _Spawner(Protocol):
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> Any: ...
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
 
 
 class ResponseStream(Channel):
@@ -93,8 +93,8 @@ class ResponseStream(Channel):
             if self._wakeup is not None:
                 self._wakeup.set()
 
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
-        self.app.spawn(coro)
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        return self.app.spawn(coro)
 
 
 def uvicorn_server(app: Any, host: str = "127.0.0.1", port: int = 8000, **config: Any) -> Any:

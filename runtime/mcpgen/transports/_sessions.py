@@ -31,8 +31,8 @@ from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
 from mcpgen import _jsonrpc as rpc
-from mcpgen._server import Channel, Session
-from mcpgen._server._session import legacy_state, restore_legacy
+from mcpgen import _protocol as proto
+from mcpgen._server import Channel, Handle
 from mcpgen._server._state import random_token
 from mcpgen.stores import EventStore, Replay, SessionState, SessionStore
 from mcpgen.transports._asgi import (
@@ -43,6 +43,7 @@ from mcpgen.transports._asgi import (
     disconnected,
     json_response,
 )
+from mcpgen.transports._port import ServerPort, SessionPort
 
 __all__ = [
     "HttpSession",
@@ -75,13 +76,13 @@ def owns(session_id: str, stream_id: str) -> bool:
 
 
 class _Spawner(Protocol):
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> Any: ...
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
 
 
 class _App(_Spawner, Protocol):
     """What the sessions use of the HTTP app."""
 
-    server: Any
+    server: ServerPort
     streams: set[ResponseStream]  # every open streamed response, for a graceful shutdown
 
     async def pump(
@@ -99,7 +100,7 @@ class HttpSession:
 
     __slots__ = ("backlog", "core", "id", "last_seen", "principal", "saved", "streams")
 
-    def __init__(self, session_id: str, core: Session, principal: str | None = None) -> None:
+    def __init__(self, session_id: str, core: SessionPort, principal: str | None = None) -> None:
         self.id = session_id
         self.core = core
         self.principal = principal  # who created it: nobody else may use it
@@ -133,8 +134,8 @@ class SessionChannel(Channel):
         elif len(session.backlog) < _BACKLOG:
             session.backlog.append(frame)
 
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
-        self.spawner.spawn(coro)
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> Handle:
+        return self.spawner.spawn(coro)
 
 
 class LiveSessions:
@@ -158,7 +159,7 @@ class LiveSessions:
         return len(self._sessions)
 
     def add(
-        self, core: Session, principal: str | None = None, session_id: str | None = None
+        self, core: SessionPort, principal: str | None = None, session_id: str | None = None
     ) -> HttpSession:
         """Hold `core` under `session_id` (a new id when None)."""
         self.sweep()
@@ -206,10 +207,9 @@ class LiveSessions:
         return session
 
 
-def resumable(core: Session) -> bool:
-    """Whether the session's SSE events carry ids (and so can be replayed): from
-    2025-11-25 on, the revision that added priming events."""
-    return core.legacy is not None and core.legacy.version >= "2025-11-25"
+def resumable(core: SessionPort) -> bool:
+    """Whether the session's SSE events carry ids (and so can be replayed)."""
+    return proto.sse_event_ids(core.legacy_version)
 
 
 class LegacySessions:
@@ -247,27 +247,27 @@ class LegacySessions:
             return None
         if live is None:
             core = self.app.server.session()
-            restore_legacy(core, state)
+            core.from_state(state)
             live = self.live.add(core, principal, session_id)
-            core.channel = SessionChannel(live, self.app)
+            core.attach(SessionChannel(live, self.app))
             live.saved = state
         elif state != live.saved:  # another worker changed it: continue from its state
-            restore_legacy(live.core, state)
+            live.core.from_state(state)
             live.saved = state
         return live
 
-    async def open(self, core: Session, principal: str | None) -> HttpSession:
+    async def open(self, core: SessionPort, principal: str | None) -> HttpSession:
         """The session `initialize` just created in `core`: live here, stored."""
         live = self.live.add(core, principal)
-        core.channel = SessionChannel(live, self.app)
-        live.saved = legacy_state(core, live.id, principal)
+        core.attach(SessionChannel(live, self.app))
+        live.saved = core.to_state(live.id, principal)
         assert live.saved is not None  # the core holds an initialized legacy session
         await self.store.create(live.saved)
         return live
 
     async def persist(self, live: HttpSession) -> None:
         """Save the session's state when the message just handled changed it."""
-        state = legacy_state(live.core, live.id, live.principal)
+        state = live.core.to_state(live.id, live.principal)
         if state is not None and state != live.saved:
             live.saved = state
             await self.store.save(state)

@@ -18,14 +18,13 @@ refused with `503`.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote
 
 from mcpgen import _jsonrpc as rpc
 from mcpgen._errors import ConfigurationError
-from mcpgen._server import Channel, Pending
+from mcpgen._server import Channel, deliver
 from mcpgen.transports._asgi import (
     ResponseStream,
     SseWriter,
@@ -40,8 +39,6 @@ if TYPE_CHECKING:
     from mcpgen.transports._http import McpAsgiApp, Receive, Scope, Send
 
 __all__ = ["LegacySse"]
-
-log = logging.getLogger("mcpgen.http")
 
 
 def _error(code: int, message: str, status: int) -> rpc.ErrorFrame:
@@ -69,8 +66,8 @@ class _Relay(Channel):
     def reply(self, frame: bytes) -> None:
         self.stream.notify(frame)  # a late reply is one more event, not the stream's end
 
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
-        self.app.spawn(coro)
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        return self.app.spawn(coro)
 
 
 class LegacySse:
@@ -131,8 +128,7 @@ class LegacySse:
             await json_response(send, _error(rpc.INVALID_REQUEST, "shutting down", 503), 503)
             return
         stream = ResponseStream(app, None, None)
-        session = app.server.session()
-        session.channel = _Relay(app, stream, scope.get("mcpgen.principal"))
+        session = app.server.session(_Relay(app, stream, scope.get("mcpgen.principal")))
         http_session = self.store.add(session)  # evicts idle streamless sessions first
         if len(self.store) > app.options.max_sessions:  # every one has an open stream
             self.store.remove(http_session.id)
@@ -196,24 +192,9 @@ class LegacySse:
             return
         stream: ResponseStream = http_session.streams[0]
         relay = _Relay(self.app, stream, scope.get("mcpgen.principal"))
-        try:
-            outcome = http_session.core.receive(body, relay)
-        except Exception:  # a bug in the core must not end the session
-            log.exception("unexpected error handling a message")
-            outcome = rpc.error_frame(None, -32603, "internal error")
-        self._deliver(outcome, stream)
+        outcome = http_session.core.receive(body, relay)
+        deliver(outcome, relay)  # a reply, now or later, is one more event on the stream
         if isinstance(outcome, rpc.ErrorFrame) and outcome.code == rpc.PARSE_ERROR:
             await json_response(send, outcome, 400)  # not JSON: say so here as well
             return
         await plain_response(send, 202, b"")
-
-    def _deliver(self, outcome: Any, stream: ResponseStream) -> None:
-        if isinstance(outcome, bytes):
-            stream.notify(outcome)
-        elif isinstance(outcome, Pending):
-            task = self.app.spawn(self._finish(outcome.coro, stream))
-            outcome.bind(task)
-        # None: a notification or a response; DEFERRED: the reply comes through the relay
-
-    async def _finish(self, coro: Coroutine[Any, Any, Any], stream: ResponseStream) -> None:
-        self._deliver(await coro, stream)
