@@ -295,11 +295,12 @@ class Server:
         """The Streamable HTTP endpoint (and the deprecated HTTP+SSE one) as an ASGI 3
         app, to mount in any ASGI server or framework. Options: see
         `mcpgen.transports.HttpOptions` (path, sse_path, messages_path, max_body,
-        keepalive_seconds, dns_rebinding_protection, allowed_hosts, allowed_origins ...)."""
+        keepalive_seconds, dns_rebinding_protection, allowed_hosts, allowed_origins ...),
+        plus `store` (a SessionStore) and `events` (an EventStore) for legacy sessions."""
         from mcpgen.transports._http import HttpOptions, McpAsgiApp  # noqa: PLC0415 (lazy)
 
-        store = options.pop("store", None)
-        return McpAsgiApp(self, HttpOptions(**options), store)
+        store, events = options.pop("store", None), options.pop("events", None)
+        return McpAsgiApp(self, HttpOptions(**options), store, events)
 
     def run(
         self,

@@ -116,7 +116,7 @@ def test_unknown_or_forgotten_ids_get_a_fresh_stream() -> None:
     async def scenario() -> None:
         now = [0.0]
         server = build_server()
-        app = McpAsgiApp(server, events=InMemoryEventStore(ttl=60, clock=lambda: now[0]))
+        app = server.asgi_app(events=InMemoryEventStore(ttl=60, clock=lambda: now[0]))
         session = await initialize(app)
         stream, _ = await open_stream(app, session)
         add_tool(server, "one")
