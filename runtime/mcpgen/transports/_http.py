@@ -137,7 +137,6 @@ def _error(code: int, message: str, status: int) -> rpc.ErrorFrame:
     return rpc.error_frame(None, code, message, status=status)
 
 
-_GONE = rpc.error_frame(None, rpc.INVALID_REQUEST, "unknown or expired session", status=404)
 _Stream = ResponseStream  # one POST's (or GET's) response
 
 
@@ -235,9 +234,9 @@ class McpAsgiApp:
         if method == "POST":
             await self._post(scope, receive, send, headers)
         elif method == "GET":
-            await self._get(scope, receive, send, headers)
+            await self.legacy.get(scope, receive, send, headers)
         elif method == "DELETE":
-            await self._delete(scope, send, headers)
+            await self.legacy.delete(scope, send, headers)
         else:
             await json_response(
                 send,
@@ -324,12 +323,8 @@ class McpAsgiApp:
         # response below is chosen from what the channel holds.
         handle = deliver(outcome, channel)
         task = None if handle is None else _task(handle)
-        # 2025-11-25 sessions: the response's event stream, by its id in the event store
-        legacy_ids = (
-            new_stream_id(http_session.id)
-            if http_session is not None and resumable(session)
-            else None
-        )
+        # The session whose SSE events carry ids (from the event store), if any.
+        legacy_ids = http_session.id if http_session is not None and resumable(session) else None
         on_disconnect = (
             None if http_session is not None else session.close
         )  # modern: disconnect cancels
@@ -410,13 +405,12 @@ class McpAsgiApp:
         receive: Receive,
         on_disconnect: Callable[[], None] | None = None,
     ) -> None:
-        # legacy_ids: the event stream's id in the store (2025-11-25 sessions), else None
-        writer = SseWriter(
-            send,
-            self.options.sse_retry_ms,
-            None if legacy_ids is None else self.events,
-            legacy_ids or "",
-        )
+        if legacy_ids is None:
+            writer = SseWriter(send, self.options.sse_retry_ms)
+        else:  # a stream of its own in the event store, replayable by a GET of the session
+            writer = SseWriter(
+                send, self.options.sse_retry_ms, self.events, new_stream_id(legacy_ids)
+            )
         await writer.start(extra)
         self.streams.add(channel)
         watcher = asyncio.ensure_future(disconnected(receive))
@@ -473,43 +467,3 @@ class McpAsgiApp:
                 return
             if not done:
                 await writer.comment(b"keep-alive")
-
-    # -- legacy GET and DELETE ---------------------------------------------------------------
-    async def _get(
-        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]
-    ) -> None:
-        session_id = headers.get("mcp-session-id")
-        if session_id is None:
-            await json_response(
-                send,
-                _error(
-                    rpc.INVALID_REQUEST, "GET needs an Mcp-Session-Id (legacy sessions only)", 405
-                ),
-                405,
-                [(b"allow", b"POST")],
-            )
-            return
-        if "text/event-stream" not in headers.get("accept", "") and "*/*" not in headers.get(
-            "accept", ""
-        ):
-            await json_response(
-                send, _error(rpc.INVALID_REQUEST, "GET needs Accept: text/event-stream", 406), 406
-            )
-            return
-        principal = scope.get("mcpgen.principal")
-        await self.legacy.stream(session_id, principal, headers.get("last-event-id"), receive, send)
-
-    async def _delete(self, scope: Scope, send: Send, headers: dict[str, str]) -> None:
-        session_id = headers.get("mcp-session-id")
-        if session_id is None:
-            await json_response(
-                send,
-                _error(rpc.INVALID_REQUEST, "DELETE needs an Mcp-Session-Id", 405),
-                405,
-                [(b"allow", b"POST")],
-            )
-            return
-        if await self.legacy.end(session_id, scope.get("mcpgen.principal")):
-            await plain_response(send, 200, b"")
-        else:
-            await json_response(send, _GONE, 404)

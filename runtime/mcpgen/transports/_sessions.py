@@ -42,6 +42,7 @@ from mcpgen.transports._asgi import (
     SseWriter,
     disconnected,
     json_response,
+    plain_response,
 )
 from mcpgen.transports._port import ServerPort, SessionPort
 
@@ -57,6 +58,11 @@ __all__ = [
 
 _BACKLOG = 1000  # frames kept for a GET stream that is not open (yet)
 _GONE = rpc.error_frame(None, rpc.INVALID_REQUEST, "unknown or expired session", status=404)
+Scope = dict[str, Any]
+
+
+def _error(message: str, status: int) -> rpc.ErrorFrame:
+    return rpc.error_frame(None, rpc.INVALID_REQUEST, message, status=status)
 
 
 def new_session_id() -> str:
@@ -272,29 +278,21 @@ class LegacySessions:
             live.saved = state
             await self.store.save(state)
 
-    async def end(self, session_id: str, principal: str | None) -> bool:
-        """DELETE: forget the session everywhere and end its GET streams; False when
-        there was none (for this principal)."""
-        live = await self.find(session_id, principal)
-        if live is None:
-            return False
-        await self.store.delete(session_id)
-        self.live.remove(session_id)  # closes the core session: its work is cancelled
-        for stream in live.streams:
-            stream.reply(b"")  # ends the stream
-        return True
-
-    async def stream(
-        self,
-        session_id: str,
-        principal: str | None,
-        last_event_id: str | None,
-        receive: Receive,
-        send: Send,
+    # -- the endpoint's GET and DELETE ------------------------------------------------------
+    async def get(
+        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]
     ) -> None:
-        """GET: the session's standalone stream, resumed after `last_event_id` when the
-        store still has it for this session."""
-        live = await self.find(session_id, principal)
+        """GET: the session's standalone stream (see the module docstring)."""
+        session_id = headers.get("mcp-session-id")
+        if session_id is None:
+            frame = _error("GET needs an Mcp-Session-Id (legacy sessions only)", 405)
+            await json_response(send, frame, 405, [(b"allow", b"POST")])
+            return
+        accept = headers.get("accept", "")
+        if "text/event-stream" not in accept and "*/*" not in accept:
+            await json_response(send, _error("GET needs Accept: text/event-stream", 406), 406)
+            return
+        live = await self.find(session_id, scope.get("mcpgen.principal"))
         if live is None:
             await json_response(send, _GONE, 404)
             return
@@ -302,6 +300,7 @@ class LegacySessions:
         stream_id, missed = "", None
         if resumable(live.core):
             events = self.events
+            last_event_id = headers.get("last-event-id")
             if last_event_id is not None:
                 missed = await self._missed(session_id, last_event_id)
             stream_id = missed.stream_id if missed is not None else new_stream_id(session_id)
@@ -325,6 +324,23 @@ class LegacySessions:
                 live.streams.remove(stream)
             live.requeue(stream.events)  # queued here but never written: for the next stream
             await writer.end()
+
+    async def delete(self, scope: Scope, send: Send, headers: dict[str, str]) -> None:
+        """DELETE: forget the session everywhere and end its GET streams."""
+        session_id = headers.get("mcp-session-id")
+        if session_id is None:
+            frame = _error("DELETE needs an Mcp-Session-Id", 405)
+            await json_response(send, frame, 405, [(b"allow", b"POST")])
+            return
+        live = await self.find(session_id, scope.get("mcpgen.principal"))
+        if live is None:
+            await json_response(send, _GONE, 404)
+            return
+        await self.store.delete(session_id)
+        self.live.remove(session_id)  # closes the core session: its work is cancelled
+        for stream in live.streams:
+            stream.reply(b"")  # ends the stream
+        await plain_response(send, 200, b"")
 
     async def _missed(self, session_id: str, last_event_id: str) -> Replay | None:
         missed = await self.events.replay(last_event_id)
