@@ -76,9 +76,7 @@ def new_stream_id(session_id: str) -> str:
 
 def owns(session_id: str, stream_id: str) -> bool:
     """Whether the event stream `stream_id` belongs to the session `session_id`."""
-    return (
-        stream_id.startswith(session_id) and stream_id[len(session_id) : len(session_id) + 1] == "/"
-    )
+    return stream_id.startswith(session_id + "/")
 
 
 class _Spawner(Protocol):
@@ -112,7 +110,7 @@ class HttpSession:
         self.principal = principal  # who created it: nobody else may use it
         self.streams: list[ResponseStream] = []  # open GET streams, newest last
         self.backlog: list[bytes] = []  # server-initiated frames while no GET stream is open
-        self.saved: SessionState | None = None  # as last written to the store
+        self.saved: SessionState | None = None  # as last read from or written to the store
         self.last_seen = time.monotonic()
 
     def take_backlog(self) -> list[bytes]:
