@@ -387,3 +387,7 @@ def sse_event_ids(legacy_version: str | None) -> bool:
     """Whether a legacy session of `legacy_version` (None: no session) numbers its SSE
     events; modern requests' streams are not resumable."""
     return legacy_version in SSE_EVENT_IDS
+
+
+# Revisions whose sessions take JSON-RPC batches (added in 2025-03-26, removed in 2025-06-18).
+JSON_RPC_BATCHES: Final = frozenset({"2025-03-26"})

@@ -24,6 +24,7 @@ from msgspec import UNSET
 from mcpgen import _jsonrpc as rpc
 from mcpgen import _protocol as proto
 from mcpgen._errors import McpError
+from mcpgen._server._batch import receive_batch
 from mcpgen._server._bridge import LegacyBridge
 from mcpgen._server._bus import RESOURCE, ChangeEvent, Listener, uri_covers
 from mcpgen._server._call import (
@@ -34,7 +35,6 @@ from mcpgen._server._call import (
     Outcome,
     Pending,
     RequestId,
-    Settled,
 )
 from mcpgen._server._context import InputRequired
 from mcpgen._server._core import ServerCore
@@ -51,7 +51,6 @@ INTERNAL: Final = rpc.error_frame(None, INTERNAL_ERROR, "internal error")
 
 
 _encode = msgspec.json.Encoder().encode
-_batch = msgspec.json.Decoder(list[msgspec.Raw])
 
 
 class _MetaProbe(msgspec.Struct, gc=False):
@@ -138,7 +137,7 @@ class Session:
                 frame = rpc.decode_frame(line)
             except msgspec.ValidationError:
                 if rpc.is_batch(line):
-                    return self._batch(line, channel)
+                    return receive_batch(line, self.legacy_version, self.receive, channel)
                 return rpc.error_frame(
                     UNSET,
                     rpc.INVALID_REQUEST,
@@ -402,37 +401,6 @@ class Session:
         if self.bridge is not None:
             self.bridge.cancel(request_id)
 
-    # -- batches (2025-03-26 only) --------------------------------------------------------
-    def _batch(self, line: bytes, channel: Channel) -> Outcome:
-        if self.legacy is None or self.legacy.version != "2025-03-26":
-            return rpc.error_frame(
-                UNSET,
-                rpc.INVALID_REQUEST,
-                "JSON-RPC batches are only accepted in a 2025-03-26 session",
-                status=proto.STATUS_BAD_REQUEST,
-            )
-        try:
-            items = _batch.decode(line)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            return rpc.error_frame(
-                UNSET, rpc.PARSE_ERROR, f"parse error: {exc}", status=proto.STATUS_BAD_REQUEST
-            )
-        if not items:
-            return rpc.error_frame(
-                UNSET, rpc.INVALID_REQUEST, "empty batch", status=proto.STATUS_BAD_REQUEST
-            )
-        outcomes: list[Outcome] = []
-        for item in items:
-            raw = bytes(item)
-            outcomes.append(
-                rpc.error_frame(UNSET, rpc.INVALID_REQUEST, "nested batch")
-                if rpc.is_batch(raw)
-                else self.receive(raw, channel)
-            )
-        if any(isinstance(o, Pending) for o in outcomes):
-            return Pending(None, _gather(outcomes))
-        return _join(outcomes)
-
     # -- legacy change notifications -----------------------------------------------------------
     def deliver(self, event: ChangeEvent, frame: dict[str, Any]) -> None:
         legacy, channel = self.legacy, self.channel
@@ -448,22 +416,6 @@ class Session:
         key = id(listener)
         self.core.listeners[key] = listener
         self.listens[listener.request_id] = key
-
-
-async def _gather(outcomes: list[Outcome]) -> Outcome:
-    done: list[Settled] = []
-    for outcome in outcomes:
-        o = outcome
-        while isinstance(o, Pending):
-            o = await o.coro
-        done.append(o)
-    return _join(done)
-
-
-def _join(outcomes: list[Outcome] | list[Settled]) -> bytes | None:
-    # A batch's replies, in one array; DEFERRED members (listen) have no place in it.
-    frames = [bytes(o) for o in outcomes if isinstance(o, bytes)]
-    return b"[" + b",".join(frames) + b"]" if frames else None
 
 
 def _error(call: Call, exc: McpError) -> bytes:

@@ -162,7 +162,9 @@ class McpAsgiApp:
         self.sessions = LiveSessions(
             idle_timeout=o.session_idle_seconds, max_sessions=o.max_sessions
         )
-        self.legacy = LegacySessions(self, self.store, self.events, self.sessions, o.sse_retry_ms)
+        self.legacy_sessions = LegacySessions(
+            self, self.store, self.events, self.sessions, o.sse_retry_ms
+        )
         self.tasks: set[asyncio.Task[Any]] = set()
         self.streams: set[_Stream] = set()
         self.stopping = False
@@ -234,9 +236,9 @@ class McpAsgiApp:
         if method == "POST":
             await self._post(scope, receive, send, headers)
         elif method == "GET":
-            await self.legacy.get(scope, receive, send, headers)
+            await self.legacy_sessions.get(scope, receive, send, headers)
         elif method == "DELETE":
-            await self.legacy.delete(scope, send, headers)
+            await self.legacy_sessions.delete(scope, send, headers)
         else:
             await json_response(
                 send,
@@ -295,7 +297,7 @@ class McpAsgiApp:
         principal = scope.get("mcpgen.principal")
         http_session: HttpSession | None = None
         if session_id is not None:
-            http_session = await self.legacy.find(session_id, principal)
+            http_session = await self.legacy_sessions.find(session_id, principal)
             if http_session is None:
                 await json_response(
                     send,
@@ -312,9 +314,9 @@ class McpAsgiApp:
         outcome = session.receive(body, channel)
         extra: list[tuple[bytes, bytes]] = []
         if http_session is not None:
-            await self.legacy.persist(http_session)
+            await self.legacy_sessions.persist(http_session)
         elif session.legacy_version is not None:  # an initialize handshake
-            http_session = await self.legacy.open(session, principal)
+            http_session = await self.legacy_sessions.open(session, principal)
             extra.append((b"mcp-session-id", http_session.id.encode()))
         if outcome is None:
             await plain_response(send, 202, b"", extra)

@@ -18,27 +18,70 @@ refused with `503`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine
+from typing import Any, Protocol
 from urllib.parse import parse_qs, quote
 
 from mcpgen import _jsonrpc as rpc
 from mcpgen._errors import ConfigurationError
-from mcpgen._server import Channel, deliver
+from mcpgen._server import Channel, Settled, deliver
 from mcpgen.transports._asgi import (
+    Receive,
     ResponseStream,
+    Scope,
+    Send,
     SseWriter,
     disconnected,
     json_response,
     plain_response,
     read_body,
 )
+from mcpgen.transports._port import ServerPort
 from mcpgen.transports._sessions import HttpSession, LiveSessions
 
-if TYPE_CHECKING:
-    from mcpgen.transports._http import McpAsgiApp, Receive, Scope, Send
+__all__ = ["HostApp", "LegacySse"]
 
-__all__ = ["LegacySse"]
+
+class _Options(Protocol):
+    """The app options the old transport reads (an `HttpOptions`)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def max_body(self) -> int: ...
+    @property
+    def sse_retry_ms(self) -> int: ...
+    @property
+    def session_idle_seconds(self) -> float: ...
+    @property
+    def max_sessions(self) -> int: ...
+
+
+class HostApp(Protocol):
+    """What the old transport uses of the Streamable HTTP app it is served beside
+    (an `McpAsgiApp`): its server, options, tasks, open streams and stream pump."""
+
+    streams: set[ResponseStream]
+
+    @property
+    def server(self) -> ServerPort: ...
+    @property
+    def options(self) -> _Options: ...
+    @property
+    def stopping(self) -> bool: ...
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
+
+    def negotiate(self, accept: str) -> tuple[bool, bool]: ...
+
+    async def pump(
+        self,
+        writer: SseWriter,
+        channel: ResponseStream,
+        task: asyncio.Future[Settled] | None,
+        watcher: asyncio.Future[Any],
+        on_disconnect: Callable[[], None] | None,
+    ) -> None: ...
 
 
 def _error(code: int, message: str, status: int) -> rpc.ErrorFrame:
@@ -52,7 +95,7 @@ class _Relay(Channel):
     """Every frame of an SSE session, whatever its kind, becomes an event on the
     session's stream; `principal` is the caller of the POST that brought the message."""
 
-    def __init__(self, app: McpAsgiApp, stream: ResponseStream, principal: str | None) -> None:
+    def __init__(self, app: HostApp, stream: ResponseStream, principal: str | None) -> None:
         self.app = app
         self.stream = stream
         self.principal = principal
@@ -73,7 +116,7 @@ class _Relay(Channel):
 class LegacySse:
     """The two endpoints of the old transport, for one `McpAsgiApp`."""
 
-    def __init__(self, app: McpAsgiApp, sse_path: str, messages_path: str) -> None:
+    def __init__(self, app: HostApp, sse_path: str, messages_path: str) -> None:
         self.app = app
         self.sse_path = sse_path.rstrip("/") or "/"
         self.messages_path = messages_path.rstrip("/") or "/"
