@@ -324,6 +324,11 @@ class McpAsgiApp:
         # A reply lands in `channel.final`, pending work runs as `task`; either way the
         # response below is chosen from what the channel holds.
         handle = deliver(outcome, channel)
+        final = channel.final
+        if handle is None and final is not None and not (channel.events and sse_ok):
+            # A reply at once with nothing before it (the common case): JSON, right here.
+            await json_response(send, final, _status_of(final), extra)
+            return
         task = None if handle is None else _task(handle)
         # The session whose SSE events carry ids (from the event store), if any.
         legacy_ids = http_session.id if http_session is not None and resumable(session) else None
