@@ -1,14 +1,14 @@
 """Registry entries built from user functions: tools, resources, templates, prompts,
-completions. Everything here runs at registration time; the call path only reads the
-frozen results (decoders, schemas, header maps). How a signature becomes arguments and
-schemas lives in `_arguments`."""
+completions, and the typed options each registration takes. Everything here runs at
+registration time; the call path only reads the frozen results (decoders, schemas,
+header maps). How a signature becomes arguments and schemas lives in `_arguments`."""
 
 from __future__ import annotations
 
 import inspect
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal, TypedDict, Unpack
 
 import msgspec
 from msgspec import UNSET
@@ -31,9 +31,14 @@ __all__ = [
     "CompletionDef",
     "Header",
     "PromptDef",
+    "PromptOptions",
     "ResourceDef",
+    "ResourceOptions",
+    "TaskSupport",
     "TemplateDef",
+    "TemplateOptions",
     "ToolDef",
+    "ToolOptions",
     "build_completion",
     "build_prompt",
     "build_resource",
@@ -42,6 +47,60 @@ __all__ = [
 ]
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+
+TaskSupport = Literal["optional", "required"]
+"""How a tool may run as a task: `optional` (as a task when the client asks) or
+`required` (only as a task)."""
+
+
+# -- options -----------------------------------------------------------------------------
+# One declaration per feature, shared by the `Server` decorators (as `**options`, PEP 692)
+# and the builders below: mypy checks a caller's keywords and values against it, and
+# `_check` rejects unknown keywords at run time for callers mypy does not see.
+class _Options(TypedDict, total=False):
+    name: str | None  # default: the function's name
+    title: str | None
+    description: str | None  # default: the function's docstring
+    icons: list[t.Icon] | None
+    meta: dict[str, Any] | None  # the definition's `_meta`
+
+
+class PromptOptions(_Options, total=False):
+    """Keywords of `Server.prompt`: name, title, description, icons, meta."""
+
+
+class TemplateOptions(_Options, total=False):
+    """Keywords of `Server.resource_template`: name, title, description, mime_type,
+    annotations, icons, meta."""
+
+    mime_type: str | None
+    annotations: t.Annotations | None
+
+
+class ResourceOptions(TemplateOptions, total=False):
+    """Keywords of `Server.resource` and `Server.add_resource`: those of a template and
+    size (default for static content: its length in bytes)."""
+
+    size: int | None
+
+
+class ToolOptions(_Options, total=False):
+    """Keywords of `Server.tool` and `Server.add_tool`: name, title, description,
+    annotations, input_schema (a raw JSON Schema, validated with jsonschema-rs, instead of
+    typed parameters), output_schema (default: from the return annotation), icons, meta,
+    task and detach."""
+
+    annotations: t.ToolAnnotations | None
+    input_schema: dict[str, Any] | None
+    output_schema: dict[str, Any] | None
+    task: TaskSupport | None
+    detach: bool
+
+
+def _check(options: Mapping[str, object], allowed: frozenset[str], what: str) -> None:
+    unknown = options.keys() - allowed
+    if unknown:
+        raise TypeError(f"{what}: unexpected keyword argument(s) {', '.join(sorted(unknown))}")
 
 
 def _opt(value: Any) -> Any:
@@ -57,7 +116,7 @@ class ToolDef(msgspec.Struct, frozen=True):
     validator: Any  # jsonschema-rs validator for a raw input schema, else None
     context_param: str | None
     headers: Mapping[str, tuple[str, str]]  # lower-case header name -> (property, JSON type)
-    task: str | None = None  # "optional" | "required": may run as a task (Tasks extension)
+    task: TaskSupport | None = None  # may run as a task (Tasks extension)
     detach: bool = False  # runs in the request until `await ctx.detach()`
 
 
@@ -67,7 +126,7 @@ class ResourceDef(msgspec.Struct, frozen=True):
     fn: Callable[..., Any] | None
     is_async: bool
     context_param: str | None
-    static: Any = None  # str | bytes when registered without a reader
+    static: str | bytes | None = None  # the content when registered without a reader
 
 
 class TemplateDef(msgspec.Struct, frozen=True):
@@ -93,22 +152,13 @@ class CompletionDef(msgspec.Struct, frozen=True):
     is_async: bool
 
 
+# -- builders ------------------------------------------------------------------------------
 def build_tool(
-    fn: Callable[..., Any],
-    context_type: type,
-    *,
-    name: str | None = None,
-    title: str | None = None,
-    description: str | None = None,
-    annotations: t.ToolAnnotations | None = None,
-    input_schema: dict[str, Any] | None = None,
-    output_schema: dict[str, Any] | None = None,
-    icons: list[t.Icon] | None = None,
-    meta: dict[str, Any] | None = None,
-    task: str | None = None,
-    detach: bool = False,
+    fn: Callable[..., Any], context_type: type, **options: Unpack[ToolOptions]
 ) -> ToolDef:
-    tool_name = name or fn.__name__
+    _check(options, ToolOptions.__optional_keys__, "tool()")
+    tool_name = options.get("name") or fn.__name__
+    task, detach = options.get("task"), options.get("detach", False)
     if not _TOOL_NAME.match(tool_name):
         raise ConfigurationError(f"tool name {tool_name!r}: use 1-128 of A-Z a-z 0-9 _ - .")
     if task not in (None, "optional", "required"):
@@ -118,6 +168,7 @@ def build_tool(
             f"tool {tool_name!r}: detach=True needs task='optional' or 'required' and an "
             "async handler (it awaits ctx.detach())"
         )
+    input_schema = options.get("input_schema")
     if input_schema is not None:
         _, hints, ctx = signature(fn, context_type)
         args_type, validator = None, raw_validator(tool_name, input_schema)
@@ -132,17 +183,17 @@ def build_tool(
             ) from None
         ctx, args_type, validator = shape.ctx, shape.args_type, None
         schema, auto_output = dict(shape.schema), shape.output_schema
-    if output_schema is None:
-        output_schema = auto_output
+    explicit_output = options.get("output_schema")
+    description = options.get("description")
     definition = t.Tool(
         name=tool_name,
-        title=_opt(title),
+        title=_opt(options.get("title")),
         description=_opt(description if description is not None else inspect.getdoc(fn)),
         input_schema=schema,
-        output_schema=_opt(output_schema),
-        annotations=_opt(annotations),
-        icons=_opt(icons),
-        meta=_opt(meta),
+        output_schema=_opt(explicit_output if explicit_output is not None else auto_output),
+        annotations=_opt(options.get("annotations")),
+        icons=_opt(options.get("icons")),
+        meta=_opt(options.get("meta")),
     )
     return ToolDef(
         name=tool_name,
@@ -163,35 +214,28 @@ def build_resource(
     fn: Callable[..., Any] | None,
     context_type: type,
     *,
-    name: str | None = None,
-    title: str | None = None,
-    description: str | None = None,
-    mime_type: str | None = None,
-    size: int | None = None,
-    annotations: t.Annotations | None = None,
-    icons: list[t.Icon] | None = None,
-    meta: dict[str, Any] | None = None,
     static: str | bytes | None = None,
+    **options: Unpack[ResourceOptions],
 ) -> ResourceDef:
+    _check(options, ResourceOptions.__optional_keys__, "resource()")
     if "{" in uri:
         raise ConfigurationError(f"resource {uri!r} looks like a template: use resource_template()")
     ctx = signature(fn, context_type)[2] if fn is not None else None
+    description, size = options.get("description"), options.get("size")
+    if size is None and static is not None:
+        size = len(static.encode() if isinstance(static, str) else static)
     definition = t.Resource(
         uri=uri,
-        name=name or (fn.__name__ if fn is not None else uri),
-        title=_opt(title),
+        name=options.get("name") or (fn.__name__ if fn is not None else uri),
+        title=_opt(options.get("title")),
         description=_opt(
             description if description is not None or fn is None else inspect.getdoc(fn)
         ),
-        mime_type=_opt(mime_type),
-        size=_opt(
-            size
-            if size is not None or static is None
-            else len(static.encode() if isinstance(static, str) else static)
-        ),
-        annotations=_opt(annotations),
-        icons=_opt(icons),
-        meta=_opt(meta),
+        mime_type=_opt(options.get("mime_type")),
+        size=_opt(size),
+        annotations=_opt(options.get("annotations")),
+        icons=_opt(options.get("icons")),
+        meta=_opt(options.get("meta")),
     )
     return ResourceDef(uri, definition, fn, inspect.iscoroutinefunction(fn), ctx, static)
 
@@ -200,15 +244,9 @@ def build_template(
     uri_template: str,
     fn: Callable[..., Any],
     context_type: type,
-    *,
-    name: str | None = None,
-    title: str | None = None,
-    description: str | None = None,
-    mime_type: str | None = None,
-    annotations: t.Annotations | None = None,
-    icons: list[t.Icon] | None = None,
-    meta: dict[str, Any] | None = None,
+    **options: Unpack[TemplateOptions],
 ) -> TemplateDef:
+    _check(options, TemplateOptions.__optional_keys__, "resource_template()")
     template = UriTemplate(uri_template)
     params, _, ctx = signature(fn, context_type)
     names = {p.name for p in params}
@@ -218,29 +256,24 @@ def build_template(
         raise ConfigurationError(
             f"template {uri_template!r}: {fn.__name__} lacks parameters {missing}"
         )
+    description = options.get("description")
     definition = t.ResourceTemplate(
         uri_template=uri_template,
-        name=name or fn.__name__,
-        title=_opt(title),
+        name=options.get("name") or fn.__name__,
+        title=_opt(options.get("title")),
         description=_opt(description if description is not None else inspect.getdoc(fn)),
-        mime_type=_opt(mime_type),
-        annotations=_opt(annotations),
-        icons=_opt(icons),
-        meta=_opt(meta),
+        mime_type=_opt(options.get("mime_type")),
+        annotations=_opt(options.get("annotations")),
+        icons=_opt(options.get("icons")),
+        meta=_opt(options.get("meta")),
     )
     return TemplateDef(template, definition, fn, inspect.iscoroutinefunction(fn), ctx)
 
 
 def build_prompt(
-    fn: Callable[..., Any],
-    context_type: type,
-    *,
-    name: str | None = None,
-    title: str | None = None,
-    description: str | None = None,
-    icons: list[t.Icon] | None = None,
-    meta: dict[str, Any] | None = None,
+    fn: Callable[..., Any], context_type: type, **options: Unpack[PromptOptions]
 ) -> PromptDef:
+    _check(options, PromptOptions.__optional_keys__, "prompt()")
     params, hints, ctx = signature(fn, context_type)
     arguments = [
         t.PromptArgument(
@@ -250,13 +283,14 @@ def build_prompt(
         )
         for p in params
     ]
+    description = options.get("description")
     definition = t.Prompt(
-        name=name or fn.__name__,
-        title=_opt(title),
+        name=options.get("name") or fn.__name__,
+        title=_opt(options.get("title")),
         description=_opt(description if description is not None else inspect.getdoc(fn)),
         arguments=arguments or UNSET,
-        icons=_opt(icons),
-        meta=_opt(meta),
+        icons=_opt(options.get("icons")),
+        meta=_opt(options.get("meta")),
     )
     required = tuple(p.name for p in params if p.default is inspect.Parameter.empty)
     return PromptDef(
