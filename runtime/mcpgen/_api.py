@@ -6,7 +6,7 @@ import asyncio
 import logging
 import sys
 from collections.abc import Callable, Coroutine, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
 
 import msgspec
 from msgspec import UNSET
@@ -16,6 +16,11 @@ from mcpgen._server import CacheHint, Channel, Registry, ServerCore, Session
 from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, ChangeEvent, SubscriptionBus
 from mcpgen._server._context import Context
 from mcpgen._server._defs import (
+    PromptOptions,
+    ResourceDef,
+    ResourceOptions,
+    TemplateOptions,
+    ToolOptions,
     build_completion,
     build_prompt,
     build_resource,
@@ -147,12 +152,12 @@ class Server:
     @overload
     def tool(self, fn: F, /) -> F: ...
     @overload
-    def tool(self, fn: None = None, /, **options: Any) -> Callable[[F], F]: ...
+    def tool(self, fn: None = None, /, **options: Unpack[ToolOptions]) -> Callable[[F], F]: ...
 
-    def tool(self, fn: F | None = None, /, **options: Any) -> Any:
-        """Register a tool. Options: name, title, description, annotations,
-        input_schema (a raw JSON Schema; needs jsonschema-rs), output_schema, icons, meta,
-        task and detach.
+    def tool(self, fn: F | None = None, /, **options: Unpack[ToolOptions]) -> F | Callable[[F], F]:
+        """Register a tool, as `@server.tool` or `@server.tool(...)`. Options (`ToolOptions`):
+        name, title, description, annotations, input_schema (a raw JSON Schema; needs
+        jsonschema-rs), output_schema, icons, meta, task and detach.
 
         `task="optional"`: when the request declares the Tasks extension the call runs
         as a task (the client gets a CreateTaskResult at once and polls it); otherwise
@@ -167,7 +172,8 @@ class Server:
 
         return register(fn) if fn is not None else register
 
-    def add_tool(self, fn: Callable[..., Any], **options: Any) -> None:
+    def add_tool(self, fn: Callable[..., Any], **options: Unpack[ToolOptions]) -> None:
+        """Register `fn` as a tool; the options are those of `tool`."""
         tool = build_tool(fn, Context, **options)
         if tool.name in self._registry.tools:
             raise ConfigurationError(f"tool {tool.name!r} is registered twice")
@@ -180,9 +186,10 @@ class Server:
         self._update(TOOLS, tools=tools)
 
     # -- resources ---------------------------------------------------------------------------
-    def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
+    def resource(self, uri: str, **options: Unpack[ResourceOptions]) -> Callable[[F], F]:
         """Register a resource read by the decorated function (returns str, bytes or
-        contents). Options: name, title, description, mime_type, size, annotations, icons, meta."""
+        contents). Options (`ResourceOptions`): name, title, description, mime_type, size,
+        annotations, icons, meta."""
 
         def register(f: F) -> F:
             self._add_resource(build_resource(uri, f, Context, **options))
@@ -190,11 +197,13 @@ class Server:
 
         return register
 
-    def add_resource(self, uri: str, content: str | bytes, **options: Any) -> None:
-        """Register a static resource (text or bytes)."""
+    def add_resource(
+        self, uri: str, content: str | bytes, **options: Unpack[ResourceOptions]
+    ) -> None:
+        """Register a static resource (text or bytes); the options are those of `resource`."""
         self._add_resource(build_resource(uri, None, Context, static=content, **options))
 
-    def _add_resource(self, resource: Any) -> None:
+    def _add_resource(self, resource: ResourceDef) -> None:
         if resource.uri in self._registry.resources:
             raise ConfigurationError(f"resource {resource.uri!r} is registered twice")
         self._update(RESOURCES, resources={**self._registry.resources, resource.uri: resource})
@@ -205,9 +214,13 @@ class Server:
             raise ConfigurationError(f"no resource {uri!r}")
         self._update(RESOURCES, resources=resources)
 
-    def resource_template(self, uri_template: str, **options: Any) -> Callable[[F], F]:
+    def resource_template(
+        self, uri_template: str, **options: Unpack[TemplateOptions]
+    ) -> Callable[[F], F]:
         """Register a resource template (RFC 6570 levels 1-3); the function receives the
-        template's variables as keyword arguments. Exact resources win over templates."""
+        template's variables as keyword arguments. Exact resources win over templates.
+        Options (`TemplateOptions`): name, title, description, mime_type, annotations,
+        icons, meta."""
 
         def register(f: F) -> F:
             template = build_template(uri_template, f, Context, **options)
@@ -222,12 +235,14 @@ class Server:
     @overload
     def prompt(self, fn: F, /) -> F: ...
     @overload
-    def prompt(self, fn: None = None, /, **options: Any) -> Callable[[F], F]: ...
+    def prompt(self, fn: None = None, /, **options: Unpack[PromptOptions]) -> Callable[[F], F]: ...
 
-    def prompt(self, fn: F | None = None, /, **options: Any) -> Any:
-        """Register a prompt; its parameters are the prompt's (string) arguments. Return
-        a string, PromptMessage(s) or content blocks.
-        Options: name, title, description, icons, meta."""
+    def prompt(
+        self, fn: F | None = None, /, **options: Unpack[PromptOptions]
+    ) -> F | Callable[[F], F]:
+        """Register a prompt, as `@server.prompt` or `@server.prompt(...)`; its parameters
+        are the prompt's (string) arguments. Return a string, PromptMessage(s) or content
+        blocks. Options (`PromptOptions`): name, title, description, icons, meta."""
 
         def register(f: F) -> F:
             prompt = build_prompt(f, Context, **options)
