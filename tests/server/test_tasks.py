@@ -17,6 +17,7 @@ import pytest
 from mcpgen import Client as McpClient
 from mcpgen import ConfigurationError, Context, InputRequired, McpError, Server, elicit_form
 from mcpgen._server import DEFERRED
+from mcpgen.stores import InMemoryTaskStore
 from mcpgen.transports import MemoryConnection
 from tests.server.harness import Client, Recorder, request
 
@@ -340,8 +341,9 @@ def test_unknown_ids_and_other_callers_get_the_same_error(built: Any) -> None:
 
 
 def test_tasks_expire_after_their_ttl() -> None:
-    server, seen = build(task_ttl_seconds=10, task_poll_seconds=0.25)
     now = [time.time()]
+    store = InMemoryTaskStore(clock=lambda: now[0])
+    server, seen = build(task_ttl_seconds=10, task_poll_seconds=0.25, task_store=store)
     server.core.tasks.clock = lambda: now[0]
 
     async def body(c: Client) -> None:
@@ -355,7 +357,8 @@ def test_tasks_expire_after_their_ttl() -> None:
         assert (await get(c, task_id))["error"]["code"] == -32602
         await asyncio.sleep(0.01)
         assert seen["cancelled"] is True  # still running at expiry: cancelled
-        assert task_id not in server.core.tasks.records
+        assert task_id not in server.core.tasks.running
+        assert await store.get(task_id) is None and len(store) == 0
 
     run(server, body)
 
@@ -378,7 +381,10 @@ def test_server_shutdown_cancels_running_tasks(built: Any) -> None:
         server.close()
         await asyncio.sleep(0.01)
         assert seen["cancelled"] is True
-        assert server.core.tasks.records[task_id].status == "cancelled"
+        assert server.core.tasks.running == {}
+        record = await server.core.tasks.store.get(task_id)
+        assert record is not None and record.status == "cancelled"
+        assert record.status_message == "the server shut down"
 
     run(server, body)
 
@@ -622,7 +628,8 @@ def test_listen_for_task_status(built: Any) -> None:
         await settle(c, task_id, ("input_required",))
         stream = Recorder()
         filters = {"notifications": {"taskIds": [task_id, "unknown"]}}
-        out = c.send(request(9, "subscriptions/listen", filters, caps=DECLARED), stream)
+        # The ids are checked against the task store (async), then the stream stays open.
+        out = await c.areply(request(9, "subscriptions/listen", filters, caps=DECLARED), stream)
         assert out is DEFERRED
         (ack,) = stream.take()
         assert ack["params"]["notifications"] == {"taskIds": [task_id]}
