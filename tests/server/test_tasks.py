@@ -17,7 +17,7 @@ import pytest
 from mcpgen import Client as McpClient
 from mcpgen import ConfigurationError, Context, InputRequired, McpError, Server, elicit_form
 from mcpgen._server import DEFERRED
-from mcpgen.stores import InMemoryTaskStore
+from mcpgen.stores import InMemoryBus, InMemoryTaskStore
 from mcpgen.transports import MemoryConnection
 from tests.server.harness import Client, Recorder, request
 
@@ -683,5 +683,39 @@ def test_an_ordinary_client_gets_ordinary_results(built: Any) -> None:
             with pytest.raises(McpError) as caught:
                 await client.call_tool("must")
             assert caught.value.code == -32021
+
+    asyncio.run(asyncio.wait_for(body(), 10))
+
+
+# -- several workers sharing a task store and a bus ---------------------------------------------
+def test_workers_sharing_a_store_and_a_bus_answer_for_each_others_tasks() -> None:
+    """Worker A runs the task; worker B, with the same store and bus (in-memory here,
+    shared ones in a deployment), answers tasks/get from the store, streams its status
+    to a listen stream, and a tasks/cancel on B stops the work on A."""
+    store, bus = InMemoryTaskStore(), InMemoryBus()
+    server_a, seen_a = build(task_store=store, bus=bus)
+    server_b, _ = build(task_store=store, bus=bus)
+
+    async def body() -> None:
+        a, b = Client(server_a), Client(server_b)
+        task_id = (await call(a, "slow", {"seconds": 30}))["result"]["taskId"]
+        await asyncio.sleep(0.01)
+        assert (await get(b, task_id))["result"]["status"] == "working"
+        other = await get(b, task_id, caps=DECLARED, channel=Recorder(principal="mallory"))
+        assert other["error"]["code"] == -32602
+        stream = Recorder()
+        filters = {"notifications": {"taskIds": [task_id]}}
+        listen = request(7, "subscriptions/listen", filters, caps=DECLARED)
+        assert await b.areply(listen, stream) is DEFERRED
+        stream.take()  # the ack
+        cancelled = await send(b, 8, "tasks/cancel", {"taskId": task_id})
+        assert "error" not in cancelled
+        await asyncio.sleep(0.01)
+        assert seen_a["cancelled"] is True  # A saw the status change on the bus
+        assert task_id not in server_a.core.tasks.running
+        assert (await get(a, task_id))["result"]["status"] == "cancelled"
+        (note,) = stream.take()
+        assert note["method"] == "notifications/tasks"
+        assert note["params"]["status"] == "cancelled" and note["params"]["_meta"] == {SUB: 7}
 
     asyncio.run(asyncio.wait_for(body(), 10))
