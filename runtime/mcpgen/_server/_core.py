@@ -281,7 +281,7 @@ def _notification_frame(event: ChangeEvent) -> dict[str, Any]:
     return frame
 
 
-def _tag(frame: dict[str, Any], subscription_id: Any) -> bytes:
+def _tag(frame: dict[str, Any], subscription_id: str | int) -> bytes:
     """A listen-stream notification carries the listen request's id, same JSON type."""
     params = dict(frame.get("params", {}))
     params["_meta"] = {META_SUBSCRIPTION_ID: subscription_id}
