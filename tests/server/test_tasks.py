@@ -17,7 +17,7 @@ import pytest
 from mcpgen import Client as McpClient
 from mcpgen import ConfigurationError, Context, InputRequired, McpError, Server, elicit_form
 from mcpgen._server import DEFERRED
-from mcpgen.stores import InMemoryBus, InMemoryTaskStore
+from mcpgen.stores import InMemoryBus, InMemoryTaskStore, TaskState
 from mcpgen.transports import MemoryConnection
 from tests.server.harness import Client, Recorder, request
 
@@ -717,5 +717,66 @@ def test_workers_sharing_a_store_and_a_bus_answer_for_each_others_tasks() -> Non
         (note,) = stream.take()
         assert note["method"] == "notifications/tasks"
         assert note["params"]["status"] == "cancelled" and note["params"]["_meta"] == {SUB: 7}
+
+    asyncio.run(asyncio.wait_for(body(), 10))
+
+
+class SlowStore(InMemoryTaskStore):
+    """A store whose writes take event-loop turns, as a networked one's do; the second
+    write (the first after creation) is much slower than the ones after it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+        self.written: list[str] = []
+
+    async def put(self, state: TaskState) -> None:
+        self.calls += 1
+        for _ in range(20 if self.calls == 2 else 1):
+            await asyncio.sleep(0)
+        self.written.append(state.status)
+        await super().put(state)
+
+
+def test_a_slow_store_still_ends_with_the_newest_state() -> None:
+    """Progress is written from synchronous code while the outcome is written from the
+    task: one write per task at a time, the last one the newest, so a slow progress
+    write cannot land after the outcome and put a finished task back to working."""
+    store = SlowStore()
+    server = Server("slow-store", task_store=store)
+
+    @server.tool(task="optional")
+    async def hurried(ctx: Context) -> str:
+        ctx.progress(1, 2, "half way")
+        await asyncio.sleep(0)  # the progress write is under way
+        return "done"
+
+    async def body(c: Client) -> None:
+        task_id = (await call(c, "hurried"))["result"]["taskId"]
+        await asyncio.sleep(0.05)
+        final = (await get(c, task_id))["result"]
+        assert final["status"] == "completed"
+        assert final["statusMessage"] == "half way"
+        assert store.written == ["working", "working", "completed"]
+
+    run(server, body)
+
+
+def test_input_for_a_task_must_reach_the_worker_running_it() -> None:
+    store, bus = InMemoryTaskStore(), InMemoryBus()
+    server_a, _ = build(task_store=store, bus=bus)
+    server_b, _ = build(task_store=store, bus=bus)
+
+    async def body() -> None:
+        a, b = Client(server_a), Client(server_b)
+        task_id = (await call(a, "ask", {"item": "x"}))["result"]["taskId"]
+        waiting = await settle(b, task_id, ("input_required",))
+        assert list(waiting["inputRequests"]) == ["confirm"]
+        update = {"taskId": task_id, "inputResponses": {"confirm": {"action": "decline"}}}
+        refused = await send(b, 2, "tasks/update", update)
+        assert refused["error"]["code"] == -32603
+        assert "another worker" in refused["error"]["message"]
+        assert "error" not in await send(a, 3, "tasks/update", update)
+        assert (await settle(b, task_id))["status"] == "completed"
 
     asyncio.run(asyncio.wait_for(body(), 10))
