@@ -13,7 +13,7 @@ from msgspec import UNSET
 
 from mcpgen._errors import ConfigurationError
 from mcpgen._server import CacheHint, Channel, Registry, ServerCore, Session
-from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, ChangeEvent, SubscriptionBus
+from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, ChangeEvent
 from mcpgen._server._context import Context
 from mcpgen._server._defs import (
     PromptOptions,
@@ -28,6 +28,7 @@ from mcpgen._server._defs import (
     build_tool,
 )
 from mcpgen._server._state import Sealer
+from mcpgen.stores import Bus, KeyRing, TaskStore
 from mcpgen_types import latest as t
 
 if TYPE_CHECKING:
@@ -69,6 +70,12 @@ class Server:
     extension); `task_ttl_seconds` and `task_poll_seconds` are what their tasks
     advertise as `ttlMs` and `pollIntervalMs` (a task is forgotten `ttlMs` after its
     creation; None: never, until the server stops).
+
+    Shared state sits behind the interfaces of `mcpgen.stores`; the defaults keep it in
+    this process. Several workers behind one endpoint pass shared ones: `bus` (change
+    and task-status events), `task_store` (task records) and `keys` (the key ring that
+    seals requestState and cursors; `state_keys`, or `MCPGEN_STATE_KEYS` when neither
+    is given, makes an in-memory ring of those secrets, newest first).
     """
 
     def __init__(
@@ -87,7 +94,9 @@ class Server:
         logging: bool = True,
         state_keys: list[bytes | str] | None = None,
         state_ttl_seconds: float = 900.0,
-        bus: SubscriptionBus | None = None,
+        bus: Bus | None = None,
+        keys: KeyRing | None = None,
+        task_store: TaskStore | None = None,
         extensions: Mapping[str, dict[str, Any]] | None = None,
         task_ttl_seconds: float | None = 3600.0,
         task_poll_seconds: float = 1.0,
@@ -113,7 +122,10 @@ class Server:
         self._logging = logging
         self._extensions = dict(extensions or {})
         self._bus = bus
-        self._sealer = Sealer(state_keys, ttl_seconds=state_ttl_seconds)
+        if keys is not None and state_keys:
+            raise ConfigurationError("pass either keys or state_keys, not both")
+        self._sealer = Sealer(keys or state_keys, ttl_seconds=state_ttl_seconds)
+        self._task_store = task_store
         self._registry = Registry()
         self._core: ServerCore | None = None
 
@@ -134,6 +146,7 @@ class Server:
                 extensions=self._extensions,
                 bus=self._bus,
                 spawn=_spawn,
+                task_store=self._task_store,
                 task_ttl_ms=self._task_ttl_ms,
                 task_poll_ms=self._task_poll_ms,
             )

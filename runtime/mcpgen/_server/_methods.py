@@ -344,16 +344,31 @@ def unsubscribe(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
 
 # -- subscriptions/listen ------------------------------------------------------------------------
 def listen(core: ServerCore, session: Any, call: Call, params: ListenParams) -> Any:
+    task_ids = params.notifications.task_ids
+    if task_ids is not UNSET and TASKS in core.capabilities().get("extensions", {}):
+        if not declared(call):
+            raise missing("notifications.taskIds")
+        return _listen_tasks(core, session, call, params, task_ids)  # the store is async
+    return _listen(core, session, call, params, None)
+
+
+async def _listen_tasks(
+    core: ServerCore, session: Any, call: Call, params: ListenParams, task_ids: list[str]
+) -> Any:
+    accepted = await core.tasks.watchable(task_ids, call.principal)
+    return _listen(core, session, call, params, accepted)
+
+
+def _listen(
+    core: ServerCore, session: Any, call: Call, params: ListenParams, tasks: list[str] | None
+) -> Any:
     wanted = params.notifications
     caps = core.capabilities()
     honoured: dict[str, Any] = {}
     extra: dict[str, Any] = {}
-    if wanted.task_ids is not UNSET and TASKS in caps.get("extensions", {}):
-        if not declared(call):
-            raise missing("notifications.taskIds")
-        accepted = core.tasks.watchable(wanted.task_ids, call.principal)
-        honoured["taskIds"] = accepted
-        extra["taskIds"] = frozenset(accepted)
+    if tasks is not None:
+        honoured["taskIds"] = tasks
+        extra["taskIds"] = frozenset(tasks)
     if wanted.tools_list_changed is True and "tools" in caps:
         honoured["toolsListChanged"] = True
     if wanted.prompts_list_changed is True and "prompts" in caps:

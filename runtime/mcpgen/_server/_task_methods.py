@@ -13,7 +13,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from mcpgen._server._call import Call
-from mcpgen._server._tasks import GET_SHAPES, TaskRecord, declared, missing
+from mcpgen._server._tasks import declared, missing
 from mcpgen_types import ext_tasks as x
 from mcpgen_types import latest as t
 
@@ -56,21 +56,23 @@ class ListenParams(t.SubscriptionsListenRequestParams, kw_only=True):
 
 
 # -- the methods ----------------------------------------------------------------------------------
-def _record(core: ServerCore, call: Call, params: Any) -> TaskRecord:
+def _check(call: Call) -> None:
     if not declared(call):
         raise missing(call.method)
-    return core.tasks.find(params.task_id, call.principal)
 
 
-def get_task(core: ServerCore, session: Any, call: Call, params: GetParams) -> Any:
-    return _record(core, call, params).detail(GET_SHAPES)
+async def get_task(core: ServerCore, session: Any, call: Call, params: GetParams) -> Any:
+    _check(call)
+    return await core.tasks.get(params.task_id, call.principal)
 
 
-def update_task(core: ServerCore, session: Any, call: Call, params: UpdateParams) -> Any:
-    core.tasks.update(_record(core, call, params), params.input_responses)
+async def update_task(core: ServerCore, session: Any, call: Call, params: UpdateParams) -> Any:
+    _check(call)
+    await core.tasks.update(params.task_id, call.principal, params.input_responses)
     return x.UpdateTaskResult()
 
 
-def cancel_task(core: ServerCore, session: Any, call: Call, params: CancelParams) -> Any:
-    core.tasks.cancel(_record(core, call, params))
+async def cancel_task(core: ServerCore, session: Any, call: Call, params: CancelParams) -> Any:
+    _check(call)
+    await core.tasks.cancel(params.task_id, call.principal)
     return x.CancelTaskResult()

@@ -8,6 +8,7 @@ no transport and no handler: it stores plain data.
 
 from __future__ import annotations
 
+from mcpgen.stores._bus import InMemoryBus
 from mcpgen.stores._interfaces import (
     Bus,
     BusEvent,
@@ -23,12 +24,17 @@ from mcpgen.stores._interfaces import (
     TaskStore,
     Unsubscribe,
 )
+from mcpgen.stores._keys import InMemoryKeyRing
+from mcpgen.stores._tasks import InMemoryTaskStore
 
 __all__ = [
     "Bus",
     "BusEvent",
     "ChangeEvent",
     "EventStore",
+    "InMemoryBus",
+    "InMemoryKeyRing",
+    "InMemoryTaskStore",
     "KeyRing",
     "Replay",
     "ReplyEvent",
