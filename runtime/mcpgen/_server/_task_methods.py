@@ -1,5 +1,7 @@
 """The Tasks extension's methods: `tasks/get`, `tasks/update`, `tasks/cancel` (modern
-requests only), and the `taskIds` filter of `subscriptions/listen`.
+requests only). Their params are the generated ones (`schema/patches.toml` gives them the
+`_meta` every modern request carries); the `taskIds` filter of `subscriptions/listen` is
+the generated `ext_tasks.SubscriptionFilter` (`schema/policy.toml`, [extensions]).
 
 Order of checks: the request declares the extension (else -32021), then the task is
 found for this caller (else -32602), then the answer.
@@ -9,68 +11,38 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-from msgspec import UNSET, UnsetType
-
 from mcpgen._server._call import Call
 from mcpgen._server._tasks import GET_SHAPES, TaskRecord, declared, missing
 from mcpgen_types import ext_tasks as x
-from mcpgen_types import latest as t
 
 if TYPE_CHECKING:
     from mcpgen._server._core import ServerCore
 
-__all__ = [
-    "CancelParams",
-    "GetParams",
-    "ListenParams",
-    "UpdateParams",
-    "cancel_task",
-    "get_task",
-    "update_task",
-]
+__all__ = ["cancel_task", "get_task", "update_task"]
 
-
-# The extension's request params have no `_meta` in the pinned schema, but every modern
-# request carries one (protocol version, client capabilities): decode it too.
-class GetParams(x.GetTaskRequestParams, kw_only=True):
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
-
-
-class UpdateParams(x.UpdateTaskRequestParams, kw_only=True):
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
-
-
-class CancelParams(x.CancelTaskRequestParams, kw_only=True):
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
-
-
-class _ListenFilter(t.SubscriptionFilter, kw_only=True):
-    task_ids: list[str] | UnsetType = msgspec.field(default=UNSET, name="taskIds")
-
-
-class ListenParams(t.SubscriptionsListenRequestParams, kw_only=True):
-    """`subscriptions/listen` params with the extension's `taskIds` filter."""
-
-    notifications: _ListenFilter
+_TaskParams = x.GetTaskRequestParams | x.UpdateTaskRequestParams | x.CancelTaskRequestParams
 
 
 # -- the methods ----------------------------------------------------------------------------------
-def _record(core: ServerCore, call: Call, params: Any) -> TaskRecord:
+def _record(core: ServerCore, call: Call, params: _TaskParams) -> TaskRecord:
     if not declared(call):
         raise missing(call.method)
     return core.tasks.find(params.task_id, call.principal)
 
 
-def get_task(core: ServerCore, session: Any, call: Call, params: GetParams) -> Any:
+def get_task(core: ServerCore, session: Any, call: Call, params: x.GetTaskRequestParams) -> Any:
     return _record(core, call, params).detail(GET_SHAPES)
 
 
-def update_task(core: ServerCore, session: Any, call: Call, params: UpdateParams) -> Any:
+def update_task(
+    core: ServerCore, session: Any, call: Call, params: x.UpdateTaskRequestParams
+) -> Any:
     core.tasks.update(_record(core, call, params), params.input_responses)
     return x.UpdateTaskResult()
 
 
-def cancel_task(core: ServerCore, session: Any, call: Call, params: CancelParams) -> Any:
+def cancel_task(
+    core: ServerCore, session: Any, call: Call, params: x.CancelTaskRequestParams
+) -> Any:
     core.tasks.cancel(_record(core, call, params))
     return x.CancelTaskResult()
