@@ -20,13 +20,11 @@ from msgspec import UNSET
 
 from mcpgen import _protocol as proto
 from mcpgen._errors import McpError
-from mcpgen._server._bus import Listener
-from mcpgen._server._call import DEFERRED, Call
+from mcpgen._server._call import Call
 from mcpgen._server._content import failure, to_call_result, tool_error
 from mcpgen._server._context import Context, InputRequired
 from mcpgen._server._state import params_digest
-from mcpgen._server._task_methods import cancel_task, get_task, update_task
-from mcpgen._server._tasks import TASKS, declared, missing
+from mcpgen._server._task_methods import cancel_task, get_task, listen, update_task
 from mcpgen_types import ext_tasks as x
 from mcpgen_types import latest as t
 
@@ -329,51 +327,6 @@ def subscribe(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
 def unsubscribe(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
     session.legacy.subscriptions.discard(params.uri)
     return t.Result()
-
-
-# -- subscriptions/listen ------------------------------------------------------------------------
-def listen(
-    core: ServerCore, session: Any, call: Call, params: x.SubscriptionsListenRequestParams
-) -> Any:
-    wanted = params.notifications
-    caps = core.capabilities()
-    honoured = x.SubscriptionFilter()  # what the server agrees to, echoed in the ack
-    extra: dict[str, Any] = {}
-    if wanted.task_ids is not UNSET and TASKS in caps.get("extensions", {}):
-        if not declared(call):
-            raise missing("notifications.taskIds")
-        honoured.task_ids = core.tasks.watchable(wanted.task_ids, call.principal)
-        extra["taskIds"] = frozenset(honoured.task_ids)
-    if wanted.tools_list_changed is True and "tools" in caps:
-        honoured.tools_list_changed = True
-    if wanted.prompts_list_changed is True and "prompts" in caps:
-        honoured.prompts_list_changed = True
-    if wanted.resources_list_changed is True and "resources" in caps:
-        honoured.resources_list_changed = True
-    uris = (
-        ()
-        if wanted.resource_subscriptions is UNSET or "resources" not in caps
-        else tuple(wanted.resource_subscriptions)
-    )
-    if uris:
-        honoured.resource_subscriptions = list(uris)
-    listener = Listener(
-        call.request_id,
-        call.channel,
-        honoured.tools_list_changed is True,
-        honoured.prompts_list_changed is True,
-        honoured.resources_list_changed is True,
-        uris,
-        extra,
-    )
-    ack = x.SubscriptionsAcknowledgedNotification(
-        params=x.SubscriptionsAcknowledgedNotificationParams(
-            notifications=honoured, meta={proto.META_SUBSCRIPTION_ID: call.request_id}
-        )
-    )
-    call.channel.notify(msgspec.json.encode(ack))  # nothing may precede the ack on this stream
-    session.register_listen(listener)
-    return DEFERRED
 
 
 # -- headers, initialize ------------------------------------------------------------------

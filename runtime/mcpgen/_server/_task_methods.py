@@ -1,24 +1,32 @@
-"""The Tasks extension's methods: `tasks/get`, `tasks/update`, `tasks/cancel` (modern
-requests only). Their params are the generated ones (`schema/patches.toml` gives them the
-`_meta` every modern request carries); the `taskIds` filter of `subscriptions/listen` is
-the generated `ext_tasks.SubscriptionFilter` (`schema/policy.toml`, [extensions]).
+"""The Tasks extension's methods, `tasks/get`, `tasks/update`, `tasks/cancel`, and
+`subscriptions/listen`, whose filter the extension extends with `taskIds` (all modern
+requests only).
 
-Order of checks: the request declares the extension (else -32021), then the task is
-found for this caller (else -32602), then the answer.
+Their params are the generated ones: `schema/patches.toml` gives the tasks requests the
+`_meta` every modern request carries, and `schema/policy.toml` ([extensions]) makes
+`ext_tasks.SubscriptionFilter` the core filter plus `taskIds`.
+
+Order of checks for tasks/*: the request declares the extension (else -32021), then the
+task is found for this caller (else -32602), then the answer.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mcpgen._server._call import Call
-from mcpgen._server._tasks import GET_SHAPES, TaskRecord, declared, missing
+import msgspec
+from msgspec import UNSET
+
+from mcpgen import _protocol as proto
+from mcpgen._server._bus import Listener
+from mcpgen._server._call import DEFERRED, Call
+from mcpgen._server._tasks import GET_SHAPES, TASKS, TaskRecord, declared, missing
 from mcpgen_types import ext_tasks as x
 
 if TYPE_CHECKING:
     from mcpgen._server._core import ServerCore
 
-__all__ = ["cancel_task", "get_task", "update_task"]
+__all__ = ["cancel_task", "get_task", "listen", "update_task"]
 
 _TaskParams = x.GetTaskRequestParams | x.UpdateTaskRequestParams | x.CancelTaskRequestParams
 
@@ -46,3 +54,48 @@ def cancel_task(
 ) -> Any:
     core.tasks.cancel(_record(core, call, params))
     return x.CancelTaskResult()
+
+
+# -- subscriptions/listen ------------------------------------------------------------------------
+def listen(
+    core: ServerCore, session: Any, call: Call, params: x.SubscriptionsListenRequestParams
+) -> Any:
+    wanted = params.notifications
+    caps = core.capabilities()
+    honoured = x.SubscriptionFilter()  # what the server agrees to, echoed in the ack
+    extra: dict[str, Any] = {}
+    if wanted.task_ids is not UNSET and TASKS in caps.get("extensions", {}):
+        if not declared(call):
+            raise missing("notifications.taskIds")
+        honoured.task_ids = core.tasks.watchable(wanted.task_ids, call.principal)
+        extra["taskIds"] = frozenset(honoured.task_ids)
+    if wanted.tools_list_changed is True and "tools" in caps:
+        honoured.tools_list_changed = True
+    if wanted.prompts_list_changed is True and "prompts" in caps:
+        honoured.prompts_list_changed = True
+    if wanted.resources_list_changed is True and "resources" in caps:
+        honoured.resources_list_changed = True
+    uris = (
+        ()
+        if wanted.resource_subscriptions is UNSET or "resources" not in caps
+        else tuple(wanted.resource_subscriptions)
+    )
+    if uris:
+        honoured.resource_subscriptions = list(uris)
+    listener = Listener(
+        call.request_id,
+        call.channel,
+        honoured.tools_list_changed is True,
+        honoured.prompts_list_changed is True,
+        honoured.resources_list_changed is True,
+        uris,
+        extra,
+    )
+    ack = x.SubscriptionsAcknowledgedNotification(
+        params=x.SubscriptionsAcknowledgedNotificationParams(
+            notifications=honoured, meta={proto.META_SUBSCRIPTION_ID: call.request_id}
+        )
+    )
+    call.channel.notify(msgspec.json.encode(ack))  # nothing may precede the ack on this stream
+    session.register_listen(listener)
+    return DEFERRED
