@@ -275,3 +275,38 @@ def test_latest_reexports_the_newest_modern_revision() -> None:
     assert mcpgen_types.LATEST == "2026-07-28"
     assert latest.CallToolRequest is v2026_07_28.CallToolRequest
     assert mcpgen_types.LEGACY == ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+
+
+def _subclasses(cls: type) -> set[type]:
+    out = set(cls.__subclasses__())
+    for sub in list(out):
+        out |= _subclasses(sub)
+    return out
+
+
+def test_the_runtime_defines_no_message_types_of_its_own() -> None:
+    """Every MCP message type the server decodes is generated: no subclass of a generated
+    struct, static or built at run time, outside `mcpgen_types`."""
+    import pkgutil
+
+    import mcpgen
+    from mcpgen._server._methods import METHODS
+    from mcpgen_types._base import MCPStruct
+
+    for info in pkgutil.walk_packages(mcpgen.__path__, "mcpgen."):
+        if info.name != "mcpgen._cli":  # the command line needs typer, not the runtime
+            importlib.import_module(info.name)
+    lenient = {name: spec.lenient.type for name, spec in METHODS.items() if spec.lenient}
+    assert lenient == {
+        name: v2026_07_28.LENIENT_PARAMS[name]
+        for name, spec in METHODS.items()
+        if spec.legacy and spec.modern is not None
+    }  # every method both eras call decodes legacy requests with a generated variant
+    legacy = METHODS["tools/call"].legacy_params("2025-11-25", b'{"name":"n"}')
+    assert type(legacy) is v2026_07_28.CallToolRequestParamsLenient
+    foreign = sorted(
+        f"{c.__module__}.{c.__qualname__}"
+        for c in _subclasses(MCPStruct)
+        if not c.__module__.startswith("mcpgen_types.")
+    )
+    assert not foreign
