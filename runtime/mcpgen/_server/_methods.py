@@ -381,9 +381,9 @@ def _spec(
     digest: Callable[[Any], str] | None = None,
     legacy: bool = True,
 ) -> MethodSpec:
-    """A method with a modern params type: the generated one, and for legacy requests
-    its generated lenient variant where the module has one."""
-    lenient = getattr(types, "LENIENT_PARAMS", {}).get(name)
+    """A method with a modern params type (from `types`); one legacy sessions may call
+    too decodes their requests with the generated lenient variant (`_meta` optional)."""
+    lenient = t.LENIENT_PARAMS[name] if legacy else None
     return MethodSpec(
         name,
         handler,
