@@ -156,6 +156,11 @@ class Server:
         """A new connection-scoped protocol session (transports call this)."""
         return Session(self.core, channel)
 
+    def freeze(self) -> None:
+        """Build the core now, freezing the registry snapshot (an HTTP app does this at
+        startup; later registrations swap in a new snapshot and notify clients)."""
+        _ = self.core
+
     def _update(self, kind: str, **changes: Any) -> None:
         self._registry = msgspec.structs.replace(self._registry, **changes)
         if self._core is not None:  # serving: swap the snapshot, tell listeners

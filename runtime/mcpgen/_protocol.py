@@ -375,3 +375,19 @@ def _describe(block: dict[str, Any]) -> dict[str, Any]:
             "text": f"[audio ({block.get('mimeType', 'unknown type')}) omitted]",
         }
     return {"type": "text", "text": f"[{kind} content omitted]"}
+
+
+# -- transport rules by revision ---------------------------------------------------------------
+# Legacy revisions whose Streamable HTTP event streams carry SSE event ids, opened by a
+# priming event, so that a client can resume with Last-Event-ID (added in 2025-11-25).
+SSE_EVENT_IDS: Final = frozenset({"2025-11-25"})
+
+
+def sse_event_ids(legacy_version: str | None) -> bool:
+    """Whether a legacy session of `legacy_version` (None: no session) numbers its SSE
+    events; modern requests' streams are not resumable."""
+    return legacy_version in SSE_EVENT_IDS
+
+
+# Revisions whose sessions take JSON-RPC batches (added in 2025-03-26, removed in 2025-06-18).
+JSON_RPC_BATCHES: Final = frozenset({"2025-03-26"})

@@ -2,22 +2,39 @@
 
 Owns every protocol rule a server applies per message, on top of `mcpgen._protocol`
 and `mcpgen._jsonrpc`. Performs no I/O and imports no I/O module: transports feed it
-frames and carry out what it returns.
+frames and carry out the `Outcome` it returns with `deliver` (see `_call`).
 """
 
 from __future__ import annotations
 
-from mcpgen._server._call import Call, Channel
+from mcpgen._server._call import (
+    DEFERRED,
+    Call,
+    Channel,
+    Deferred,
+    Handle,
+    Outcome,
+    Pending,
+    Settled,
+    deliver,
+    settle,
+)
 from mcpgen._server._core import CacheHint, Registry, ServerCore
-from mcpgen._server._session import DEFERRED, Pending, Session
+from mcpgen._server._session import Session
 
 __all__ = [
     "DEFERRED",
     "CacheHint",
     "Call",
     "Channel",
+    "Deferred",
+    "Handle",
+    "Outcome",
     "Pending",
     "Registry",
     "ServerCore",
     "Session",
+    "Settled",
+    "deliver",
+    "settle",
 ]

@@ -1,154 +1,123 @@
 """Legacy sessions: a handler's input requests become real server-to-client requests.
 
-The same MRTR-style handler serves both eras. In a legacy session each input
-request goes out as a JSON-RPC request in the session's revision; the client's
-answers (inbound response frames) are typed like modern input responses, and once a
-round is complete the handler runs again with them, until it returns a result.
+The same MRTR-style handler serves both eras. In a legacy session each input request
+goes out as a JSON-RPC request in the session's revision; the client's answers
+(inbound response frames) are typed like modern input responses, and once a round is
+complete the handler runs again with them, until it returns a result.
+
+A `Session` holds one `LegacyBridge` per `initialize` handshake. The bridge knows the
+session's revision and the client's capabilities, and nothing else of it: to run a
+handler again it calls the continuation the session gave it with the round.
 """
 
 from __future__ import annotations
 
-from types import CoroutineType
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Callable
+from typing import Any, Final
 
 import msgspec
 
 from mcpgen import _jsonrpc as rpc
 from mcpgen import _protocol as proto
-from mcpgen._errors import McpError
-from mcpgen._server._call import DEFERRED, Call, Channel, Pending
+from mcpgen._server._call import DEFERRED, Call, Channel, Outcome, RequestId, settle
 from mcpgen._server._context import InputRequired
-from mcpgen._server._methods import MethodSpec
 from mcpgen._server._mrtr import input_request_method, input_response, legacy_input_request
+from mcpgen_types.latest import INTERNAL_ERROR
 
-if TYPE_CHECKING:
-    from mcpgen._server._core import ServerCore
-
-__all__ = ["Bridge", "BridgeMixin"]
+__all__ = ["MAX_ROUNDS", "LegacyBridge"]
 
 MAX_ROUNDS: Final = 16
 _encode = msgspec.json.Encoder().encode
 
+# Runs the handler of a call again (with `call.input_responses` and `call.state` set)
+# and returns what the session's dispatch makes of it.
+Rerun = Callable[[], Outcome]
 
-class Bridge:
-    """A legacy request whose handler asked for input: real requests are out."""
 
-    __slots__ = ("call", "params", "round", "spec", "state", "waiting")
+class _Round:
+    """One round of a legacy request whose handler asked for input: requests are out."""
 
-    def __init__(self, spec: MethodSpec, call: Call, params: Any) -> None:
-        self.spec, self.call, self.params = spec, call, params
+    __slots__ = ("call", "rerun", "state", "waiting")
+
+    def __init__(self, call: Call, rerun: Rerun, state: Any) -> None:
+        self.call, self.rerun, self.state = call, rerun, state
         self.waiting: dict[int, tuple[str, str]] = {}  # outbound id -> (key, method)
-        self.state: Any = None
-        self.round = 0
 
 
-class BridgeMixin:
-    """The legacy half of `Session` (see its docstring for the outcome protocol)."""
+class LegacyBridge:
+    """Input requests of one legacy session, sent as real requests and answered."""
 
-    core: ServerCore
-    legacy: Any
-    outbound: dict[int, Bridge]
-    _next_id: int
+    __slots__ = ("_next_id", "caps", "outbound", "version")
 
-    def _complete(self, spec: MethodSpec, call: Call, params: Any, out: Any) -> Any:
-        raise NotImplementedError
+    def __init__(self, version: str, caps: dict[str, Any]) -> None:
+        self.version = version
+        self.caps = caps  # the client's, as it declared them in `initialize`
+        self.outbound: dict[int, _Round] = {}
+        self._next_id = 0
 
-    def _internal(self, call: Call, exc: Exception) -> bytes:
-        raise NotImplementedError
-
-    def bridge_start(self, spec: MethodSpec, call: Call, params: Any, out: InputRequired) -> Any:
-        bridge = Bridge(spec, call, params)
-        return self._bridge_round(bridge, out)
-
-    def _bridge_round(self, bridge: Bridge, out: InputRequired) -> Any:
-        call = bridge.call
-        bridge.round += 1
-        if bridge.round > MAX_ROUNDS:
-            return rpc.error_frame(call.request_id, -32603, "too many input rounds")
-        bridge.state = out.state
-        assert self.legacy is not None
+    def ask(self, call: Call, out: InputRequired, rerun: Rerun) -> Outcome:
+        """Send `out`'s input requests for `call` (DEFERRED: the reply comes once the
+        client has answered them all), or, with state only, run the handler again now."""
+        call.rounds += 1
+        if call.rounds > MAX_ROUNDS:
+            return rpc.error_frame(call.request_id, INTERNAL_ERROR, "too many input rounds")
+        if not out.requests:  # state only: answer at once with the state
+            call.state = out.state
+            return rerun()
+        pending = _Round(call, rerun, out.state)
         frames = []
         for key, request in out.requests.items():
             method = input_request_method(request)
-            frame = legacy_input_request(self.legacy.version, self.legacy.caps, request)
+            frame = legacy_input_request(self.version, self.caps, request)
             self._next_id += 1
             oid = self._next_id
-            bridge.waiting[oid] = (key, method)
-            self.outbound[oid] = bridge
+            pending.waiting[oid] = (key, method)
+            self.outbound[oid] = pending
             frames.append(_encode({"jsonrpc": "2.0", "id": oid, **frame}))
-        if not frames:  # state only: answer at once with the state
-            call.state = out.state
-            return self._rerun(bridge)
         for f in frames:
             call.channel.request(f)
         return DEFERRED
 
-    def _response(self, frame: rpc.Frame, kind: int, channel: Channel) -> None:
-        bridge = self.outbound.pop(frame.id, None) if type(frame.id) is int else None
-        if bridge is None:
-            return  # a late or unsolicited response: ignore
-        key, method = bridge.waiting.pop(frame.id)
-        call = bridge.call
+    def answer(self, frame: rpc.Frame, kind: int, channel: Channel) -> None:
+        """A response frame from the client (`kind`: RESPONSE or ERROR); late or
+        unsolicited ones are ignored."""
+        pending = self.outbound.pop(frame.id, None) if type(frame.id) is int else None
+        if pending is None:
+            return
+        key, method = pending.waiting.pop(frame.id)
+        call = pending.call
         if kind == rpc.ERROR or call.cancelled:
-            for oid in bridge.waiting:
+            for oid in pending.waiting:
                 self.outbound.pop(oid, None)
             if not call.cancelled:
                 message = f"the client did not answer {method}: {_error_text(frame.error)}"
-                call.channel.reply(rpc.error_frame(call.request_id, -32603, message))
+                call.channel.reply(rpc.error_frame(call.request_id, INTERNAL_ERROR, message))
             return
         try:
             call.input_responses[key] = input_response(method, frame.result)
         except msgspec.ValidationError as exc:
-            call.channel.reply(
-                rpc.error_frame(
-                    call.request_id, proto.INVALID_PARAMS, f"bad {method} result: {exc}"
-                )
-            )
+            message = f"bad {method} result: {exc}"
+            call.channel.reply(rpc.error_frame(call.request_id, proto.INVALID_PARAMS, message))
             return
-        if bridge.waiting:
+        if pending.waiting:
             return
-        call.state = bridge.state
+        call.state = pending.state
         # Resume on the next turn of the loop, so that the transport acknowledges this
         # answer (HTTP: its 202) before the request it completes sends its reply.
-        channel.spawn(self._resume(bridge))
+        channel.spawn(self._resume(pending))
 
-    def _rerun(self, bridge: Bridge) -> Any:
-        try:
-            out = bridge.spec.handler(self.core, self, bridge.call, bridge.params)
-        except McpError as exc:
-            return _error_for(bridge.call, exc)
-        except Exception as exc:
-            return self._internal(bridge.call, exc)
-        if type(out) is CoroutineType:
-            return Pending(bridge.call, self._await_bridge(bridge, out), out)
-        return self._after_rerun(bridge, out)
+    async def _resume(self, pending: _Round) -> None:
+        await settle(pending.rerun(), pending.call.channel)
 
-    async def _await_bridge(self, bridge: Bridge, coro: Any) -> Any:
-        try:
-            out = await coro
-        except McpError as exc:
-            return _error_for(bridge.call, exc)
-        except Exception as exc:
-            return self._internal(bridge.call, exc)
-        return self._after_rerun(bridge, out)
+    def cancel(self, request_id: RequestId) -> None:
+        """The client cancelled a request: stop waiting for its answers."""
+        for oid, pending in list(self.outbound.items()):
+            if pending.call.request_id == request_id:
+                pending.call.cancelled = True
+                self.outbound.pop(oid, None)
 
-    def _after_rerun(self, bridge: Bridge, out: Any) -> Any:
-        if isinstance(out, InputRequired):
-            return self._bridge_round(bridge, out)
-        return self._complete(bridge.spec, bridge.call, bridge.params, out)
-
-    async def _resume(self, bridge: Bridge) -> None:
-        outcome = self._rerun(bridge)
-        if isinstance(outcome, Pending):
-            outcome = await outcome.coro
-        if isinstance(outcome, bytes):
-            bridge.call.channel.reply(outcome)
-
-
-def _error_for(call: Call, exc: McpError) -> bytes:
-    return rpc.error_frame(
-        call.request_id, exc.code, exc.message, None if exc.data is None else exc.data
-    )
+    def close(self) -> None:
+        self.outbound.clear()
 
 
 def _error_text(error: Any) -> str:

@@ -1,46 +1,91 @@
-"""One request in flight: who asked, in which era, and where its notifications go."""
+"""One request in flight, the channel its frames go to, and what a frame comes to.
+
+The seam between the sans-I/O core and every transport is here. `Session.receive`
+returns an `Outcome`:
+
+  bytes     the reply to write now;
+  None      nothing to write (a notification, a response, a cancelled request);
+  DEFERRED  the request stays open; its reply comes later through `Channel.reply`
+            (a listen stream, or a legacy request waiting for the client's answers);
+  Pending   async work whose own outcome comes later.
+
+A transport carries an outcome out with `deliver(outcome, channel)`: it writes a reply
+through `channel.reply`, or starts pending work with `channel.spawn` and ties the
+request's cancellation to it. A transport therefore implements one small interface,
+`Channel`, and decides nothing else about what the core returned.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
-from typing import Any
+import enum
+from collections.abc import Callable, Coroutine
+from typing import Any, Final, Protocol, TypeAlias
 
 import msgspec
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from mcpgen._protocol import LOG_LEVELS
 from mcpgen_types import latest as t
 
-__all__ = ["DEFERRED", "Call", "Channel", "Pending"]
+__all__ = [
+    "DEFERRED",
+    "Call",
+    "Channel",
+    "Deferred",
+    "Handle",
+    "Outcome",
+    "Pending",
+    "RequestId",
+    "Settled",
+    "deliver",
+    "settle",
+]
+
+RequestId: TypeAlias = str | int
+_encode = msgspec.json.Encoder().encode
 
 
-class _Deferred:
+class Deferred(enum.Enum):
+    """The type of `DEFERRED` (a one-member enum, so type checkers narrow on `is`)."""
+
+    DEFERRED = "DEFERRED"
+
     def __repr__(self) -> str:
         return "DEFERRED"
 
 
 # The request stays open: its reply comes later through `Channel.reply`.
-DEFERRED: Any = _Deferred()
+DEFERRED: Final = Deferred.DEFERRED
 
-_encode = msgspec.json.Encoder().encode
+
+class Handle(Protocol):
+    """Running async work, as `Channel.spawn` returns it (an `asyncio.Task` will do)."""
+
+    def cancel(self, msg: Any | None = None) -> bool: ...
+
+    def cancelled(self) -> bool: ...
+
+    def add_done_callback(self, fn: Callable[[Handle], object], /) -> None: ...
 
 
 class Channel:
-    """Where frames for one request (or one session) go; transports subclass it.
+    """Where the frames of one request (or one session) go; a transport subclasses it.
 
     `notify` carries notifications tied to the request (progress, log, listen events),
-    `request` carries legacy server-to-client requests, `reply` carries a final reply
-    produced later than the call that received the request (legacy input requests,
-    listen streams closed by the server). `headers` holds the request's MCP HTTP
-    headers (lower-case names), or None outside HTTP; `principal` names who the
-    transport authenticated.
+    `request` carries legacy server-to-client requests, `reply` carries the request's
+    reply: `deliver` writes an immediate one there, and the core one produced later
+    (legacy input requests answered, listen streams closed by the server). `request`
+    and `reply` default to `notify`, which is all an ordered byte stream needs.
+    `spawn` starts async work and returns its handle (for cancellation). `headers`
+    holds the request's MCP HTTP headers (lower-case names), or None outside HTTP;
+    `principal` names who the transport authenticated.
     """
 
     headers: dict[str, str] | None = None
     principal: str | None = None
 
     def notify(self, frame: bytes) -> None:
-        raise NotImplementedError
+        raise NotImplementedError  # abstract: every transport writes frames its own way
 
     def request(self, frame: bytes) -> None:
         self.notify(frame)
@@ -48,12 +93,25 @@ class Channel:
     def reply(self, frame: bytes) -> None:
         self.notify(frame)
 
-    def spawn(self, coro: Any) -> None:
-        """Run detached async work (a legacy request completed by a client answer)."""
-        raise NotImplementedError
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> Handle:
+        """Run async work detached from the caller (a pending outcome, a legacy request
+        completed by a client's answer)."""
+        raise NotImplementedError  # abstract: the transport owns the event loop
+
+
+class RunningTask(Protocol):
+    """What a call knows of the task it runs as (the Tasks extension's record)."""
+
+    @property
+    def id(self) -> str: ...
+
+    def note_progress(self, progress: float, total: float | None, message: str | None) -> None: ...
 
 
 class Call:
+    """One request being served: who asked, in which era and revision, and where its
+    notifications go."""
+
     __slots__ = (
         "cancel_hook",
         "cancelled",
@@ -70,6 +128,7 @@ class Call:
         "principal",
         "progress_token",
         "request_id",
+        "rounds",
         "state",
         "task",
         "version",
@@ -77,7 +136,7 @@ class Call:
 
     def __init__(
         self,
-        request_id: Any,
+        request_id: RequestId,
         method: str,
         era: str,
         version: str,
@@ -95,14 +154,15 @@ class Call:
         self.channel = channel
         self.principal = channel.principal
         self.log_rank = log_rank
-        self.progress_token = meta.get("progressToken")
-        self.info: Any = UNSET
+        self.progress_token: Any = meta.get("progressToken")
+        self.info: dict[str, Any] | UnsetType = UNSET  # a legacy session's clientInfo
         self.input_responses: dict[str, Any] = {}
-        self.state: Any = None
+        self.state: Any = None  # the handler's own, between input rounds
+        self.rounds = 0  # input rounds so far (legacy sessions)
         self.cancelled = False
-        self.cancel_hook: Any = None
+        self.cancel_hook: Callable[[], object] | None = None
         self.last_progress: float | None = None
-        self.task: Any = None  # the TaskRecord this call runs as (Tasks extension), if any
+        self.task: RunningTask | None = None  # the task this call runs as, if any
         self.detachable = False  # may still turn into a task (`await ctx.detach()`)
 
     def capabilities(self) -> t.ClientCapabilities:
@@ -159,26 +219,58 @@ class Call:
 
 
 class Pending:
-    """Async work for the transport to run: `task = create_task(p.coro); p.bind(task)`."""
+    """Async work whose outcome comes later: `coro` resolves to another outcome."""
 
     __slots__ = ("call", "coro", "inner")
 
     def __init__(
-        self, call: Call | None, coro: Coroutine[Any, Any, Any], inner: Any = None
+        self,
+        call: Call | None,
+        coro: Coroutine[Any, Any, Outcome],
+        inner: Coroutine[Any, Any, Any] | None = None,
     ) -> None:
         self.call = call
         self.coro = coro
         self.inner = inner  # the handler's own coroutine, awaited by `coro`
 
-    def bind(self, task: Any) -> None:
-        """Cancelling the call cancels `task`; a task cancelled before it ever ran
+    def bind(self, handle: Handle) -> None:
+        """Cancelling the call cancels `handle`; work cancelled before it ever ran
         closes the coroutines it never awaited (no "never awaited" noise)."""
         if self.call is not None:
-            self.call.cancel_hook = task.cancel
-        task.add_done_callback(self._closed)
+            self.call.cancel_hook = handle.cancel
+        handle.add_done_callback(self._closed)
 
-    def _closed(self, task: Any) -> None:
-        if task.cancelled():
+    def _closed(self, handle: Handle) -> None:
+        if handle.cancelled():
             self.coro.close()
             if self.inner is not None:
                 self.inner.close()
+
+
+# What `Session.receive` returns, and what pending work finally comes to.
+Outcome: TypeAlias = bytes | Deferred | Pending | None
+Settled: TypeAlias = bytes | Deferred | None
+
+
+def deliver(outcome: Outcome, channel: Channel) -> Handle | None:
+    """Carry out `outcome` on `channel`: a reply goes to `channel.reply`; pending work
+    runs through `channel.spawn` (bound to the request's cancellation) and its own
+    outcome is delivered when it ends. Returns the pending work's handle, whose result
+    is the `Settled` outcome (HTTP waits on it to choose its response)."""
+    if isinstance(outcome, bytes):
+        channel.reply(outcome)
+        return None
+    if type(outcome) is Pending:
+        handle = channel.spawn(settle(outcome, channel))
+        outcome.bind(handle)
+        return handle
+    return None  # None or DEFERRED: nothing to write now
+
+
+async def settle(outcome: Outcome, channel: Channel) -> Settled:
+    """Await `outcome` to its end and write its reply, if any, to `channel.reply`."""
+    while isinstance(outcome, Pending):
+        outcome = await outcome.coro
+    if isinstance(outcome, bytes):
+        channel.reply(outcome)
+    return outcome

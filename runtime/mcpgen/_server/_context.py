@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
+from mcpgen._server._call import Call
 from mcpgen_types import latest as t
 
 __all__ = [
@@ -159,50 +160,50 @@ class Context:
 
     __slots__ = ("_call",)
 
-    def __init__(self, call: Any) -> None:
+    def __init__(self, call: Call) -> None:
         self._call = call
 
     # -- identity --------------------------------------------------------------------------
     @property
     def request_id(self) -> str | int:
-        return self._call.request_id  # type: ignore[no-any-return]
+        return self._call.request_id
 
     @property
     def method(self) -> str:
-        return self._call.method  # type: ignore[no-any-return]
+        return self._call.method
 
     @property
     def era(self) -> str:
         """`"modern"` (stateless, per-request `_meta`) or `"legacy"` (initialize session)."""
-        return self._call.era  # type: ignore[no-any-return]
+        return self._call.era
 
     @property
     def protocol_version(self) -> str:
-        return self._call.version  # type: ignore[no-any-return]
+        return self._call.version
 
     @property
     def client_capabilities(self) -> t.ClientCapabilities:
-        return self._call.capabilities()  # type: ignore[no-any-return]
+        return self._call.capabilities()
 
     @property
     def client_info(self) -> t.Implementation | None:
-        return self._call.client_info()  # type: ignore[no-any-return]
+        return self._call.client_info()
 
     @property
     def principal(self) -> str | None:
         """Who the transport authenticated, if anyone (binds requestState too)."""
-        return self._call.principal  # type: ignore[no-any-return]
+        return self._call.principal
 
     @property
     def meta(self) -> dict[str, Any]:
         """The request's `_meta` object, every key included."""
-        return self._call.meta  # type: ignore[no-any-return]
+        return self._call.meta
 
     # -- multi round-trip --------------------------------------------------------------------
     @property
     def input_responses(self) -> dict[str, Any]:
         """Answers to the previous round's input requests, by key (typed results)."""
-        return self._call.input_responses  # type: ignore[no-any-return]
+        return self._call.input_responses
 
     @property
     def state(self) -> Any:
@@ -219,7 +220,7 @@ class Context:
         """The id of the task this handler runs as, or None when it answers the request
         itself (the tool is not task-enabled, or the client did not declare the extension)."""
         task = self._call.task
-        return None if task is None else str(task.id)
+        return None if task is None else task.id
 
     async def detach(self) -> None:
         """For tools registered with `detach=True`: answer the request with a task now and
@@ -234,7 +235,7 @@ class Context:
     @property
     def cancelled(self) -> bool:
         """True once the client cancelled this request or its task (stop early)."""
-        return self._call.cancelled  # type: ignore[no-any-return]
+        return self._call.cancelled
 
     def progress(
         self, progress: float, total: float | None = None, message: str | None = None

@@ -1,24 +1,22 @@
-"""One connection's protocol state machine: a frame in, at most one reply out.
+"""One connection's protocol state machine: a frame in, one `Outcome` out.
 
-`Session.receive(line, channel)` returns one of:
-  bytes     the reply to write now;
-  None      nothing to write (notification, response, cancelled request);
-  DEFERRED  the request stays open; its reply comes later through `channel.reply`
-            (a listen stream, or a legacy request waiting for client answers);
-  Pending   async work: the transport runs `pending.coro` as a task, calls
-            `pending.bind(task)`, and treats the coroutine's value like the
-            three outcomes above.
-Notifications tied to a request go through `channel.notify` before its reply. Work
-started by a response frame (a legacy answer completing a request) is handed to
-`channel.spawn`. Each frame is classified on its own (modern `_meta`, legacy
-session, or neither), so one connection can carry both eras.
+`Session.receive(frame, channel)` never raises: a bug in the core becomes a -32603
+reply (logged here, with no detail for the peer). What the outcome means and how a
+transport carries it out (`deliver`) is in `mcpgen._server._call`. Notifications tied
+to a request go through `channel.notify` before its reply; work started by a
+response frame (a legacy answer completing a request) is handed to `channel.spawn`.
+Each frame is classified on its own (modern `_meta`, legacy session, or neither), so
+one connection can carry both eras. A legacy session holds a `LegacyBridge` for its
+handlers' input requests.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
+from collections.abc import Coroutine
 from types import CoroutineType
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 from msgspec import UNSET
@@ -26,23 +24,36 @@ from msgspec import UNSET
 from mcpgen import _jsonrpc as rpc
 from mcpgen import _protocol as proto
 from mcpgen._errors import McpError
-from mcpgen._server._bridge import Bridge, BridgeMixin
-from mcpgen._server._bus import RESOURCE, ChangeEvent, uri_covers
-from mcpgen._server._call import DEFERRED, Call, Channel, Pending
+from mcpgen._server._batch import receive_batch
+from mcpgen._server._bridge import LegacyBridge
+from mcpgen._server._bus import RESOURCE, ChangeEvent, Listener, uri_covers
+from mcpgen._server._call import (
+    DEFERRED,
+    Call,
+    Channel,
+    Deferred,
+    Outcome,
+    Pending,
+    RequestId,
+)
 from mcpgen._server._context import InputRequired
 from mcpgen._server._core import ServerCore
 from mcpgen._server._methods import METHODS, MethodSpec, check_headers, initialize_result
 from mcpgen._server._mrtr import input_required, open_retry
+from mcpgen_types.latest import INTERNAL_ERROR
 
-__all__ = ["DEFERRED", "Pending", "Session"]
+__all__ = ["Session"]
+
+log = logging.getLogger("mcpgen.server")
+# What the peer learns of a bug in the core: no detail (the log has the traceback).
+INTERNAL: Final = rpc.error_frame(None, INTERNAL_ERROR, "internal error")
 
 
 _encode = msgspec.json.Encoder().encode
-_batch = msgspec.json.Decoder(list[msgspec.Raw])
 
 
 class _MetaProbe(msgspec.Struct, gc=False):
-    meta: Any = msgspec.field(default=None, name="_meta")
+    meta: object = msgspec.field(default=None, name="_meta")
 
 
 _probe = msgspec.json.Decoder(_MetaProbe)
@@ -63,7 +74,7 @@ class _Legacy:
 
     __slots__ = ("caps", "info", "initialized", "log_rank", "subscriptions", "version")
 
-    def __init__(self, version: str, caps: dict[str, Any], info: Any) -> None:
+    def __init__(self, version: str, caps: dict[str, Any], info: dict[str, Any]) -> None:
         self.version = version
         self.caps = caps
         self.info = info
@@ -72,44 +83,70 @@ class _Legacy:
         self.subscriptions: set[str] = set()
 
 
-class Session(BridgeMixin):
+class Session:
+    """The protocol state of one connection (modern requests need none; a legacy
+    `initialize` handshake creates some). Transports see it as a `SessionPort`."""
+
     def __init__(self, core: ServerCore, channel: Channel | None = None) -> None:
         self.core = core
         self.channel = channel  # session-level frames (legacy list_changed ...)
         self.legacy: _Legacy | None = None
-        self.inflight: dict[Any, Call] = {}
-        self.outbound: dict[int, Bridge] = {}
-        self.listens: dict[Any, int] = {}
-        self._next_id = 0
+        self.bridge: LegacyBridge | None = None  # with `legacy`
+        self.inflight: dict[RequestId, Call] = {}
+        self.listens: dict[RequestId, int] = {}
+
+    @property
+    def legacy_version(self) -> str | None:
+        """The revision an `initialize` handshake negotiated, or None (no handshake)."""
+        return None if self.legacy is None else self.legacy.version
+
+    def attach(self, channel: Channel) -> None:
+        """Send session-level frames (legacy notifications and requests not tied to a
+        request) to `channel` from now on."""
+        self.channel = channel
 
     # -- entry point -------------------------------------------------------------------------
-    def receive(self, line: bytes | str, channel: Channel) -> Any:
-        if isinstance(line, str):
-            line = line.encode()
+    def receive(self, line: bytes | str, channel: Channel) -> Outcome:
+        """What becomes of one frame; never raises (see the module docstring)."""
         try:
-            frame = rpc.decode_frame(line)
-        except msgspec.ValidationError:
-            if rpc.is_batch(line):
-                return self._batch(line, channel)
+            if isinstance(line, str):
+                line = line.encode()
+            try:
+                frame = rpc.decode_frame(line)
+            except msgspec.ValidationError:
+                if rpc.is_batch(line):
+                    return receive_batch(line, self.legacy_version, self.receive, channel)
+                return rpc.error_frame(
+                    UNSET,
+                    rpc.INVALID_REQUEST,
+                    "a JSON-RPC message is an object",
+                    status=proto.STATUS_BAD_REQUEST,
+                )
+            except msgspec.DecodeError as exc:
+                return rpc.error_frame(
+                    UNSET, rpc.PARSE_ERROR, f"parse error: {exc}", status=proto.STATUS_BAD_REQUEST
+                )
+            kind = rpc.classify(frame)
+            if kind == rpc.REQUEST:
+                return self._request(frame, channel)
+            if kind == rpc.NOTIFICATION:
+                self._notification(frame)
+                return None
+            if kind in (rpc.RESPONSE, rpc.ERROR):
+                if self.bridge is not None:
+                    self.bridge.answer(frame, kind, channel)
+                return None
+            if frame.id is UNSET and frame.method is not UNSET:
+                return None  # a malformed notification: nobody waits for an answer
             return rpc.error_frame(
-                UNSET, rpc.INVALID_REQUEST, "a JSON-RPC message is an object", status=400
+                rpc.readable_id(frame),
+                rpc.INVALID_REQUEST,
+                _invalid_reason(frame),
+                status=proto.STATUS_BAD_REQUEST,
             )
-        except msgspec.DecodeError as exc:
-            return rpc.error_frame(UNSET, rpc.PARSE_ERROR, f"parse error: {exc}", status=400)
-        kind = rpc.classify(frame)
-        if kind == rpc.REQUEST:
-            return self._request(frame, channel)
-        if kind == rpc.NOTIFICATION:
-            self._notification(frame)
-            return None
-        if kind in (rpc.RESPONSE, rpc.ERROR):
-            self._response(frame, kind, channel)
-            return None
-        if frame.id is UNSET and frame.method is not UNSET:
-            return None  # a malformed notification: nobody waits for an answer
-        return rpc.error_frame(
-            rpc.readable_id(frame), rpc.INVALID_REQUEST, _invalid_reason(frame), status=400
-        )
+        except Exception:  # a bug in the core must not end the connection
+            log.exception("unexpected error handling a message")
+            return INTERNAL
 
     def close(self) -> None:
         """The connection ended: cancel work, drop listeners and legacy state."""
@@ -119,11 +156,12 @@ class Session(BridgeMixin):
         for key in self.listens.values():
             self.core.listeners.pop(key, None)
         self.listens.clear()
-        self.outbound.clear()
+        if self.bridge is not None:
+            self.bridge.close()
         self.core.legacy_sessions.discard(self)
 
     # -- requests ----------------------------------------------------------------------------
-    def _request(self, frame: rpc.Frame, channel: Channel) -> Any:
+    def _request(self, frame: rpc.Frame, channel: Channel) -> Outcome:
         method: str = frame.method
         spec = METHODS.get(method)
         raw = frame.params
@@ -150,7 +188,7 @@ class Session(BridgeMixin):
         if type(meta) is dict and proto.META_VERSION in meta:
             return self._modern(frame, spec, params, meta, channel)
         if method == "initialize":
-            return self._initialize(frame, raw)
+            return self._initialize(frame.id, raw)
         if self.legacy is not None or method == "ping":
             return self._legacy(frame, spec, raw, channel)
         return rpc.error_frame(
@@ -168,13 +206,16 @@ class Session(BridgeMixin):
         params: Any,
         meta: dict[str, Any],
         channel: Channel,
-    ) -> Any:
+    ) -> Outcome:
         method, rid = frame.method, frame.id
         try:
             version, caps, level = proto.validate_meta(meta, channel.headers, method)
             if spec is None or spec.modern is None or not self.core.has_feature(method):
                 return rpc.error_frame(
-                    rid, proto.METHOD_NOT_FOUND, f"method not found: {method}", status=404
+                    rid,
+                    proto.METHOD_NOT_FOUND,
+                    f"method not found: {method}",
+                    status=proto.STATUS_NOT_FOUND,
                 )
             if params is None:
                 # Decoding again raises the precise validation error for the reply.
@@ -199,7 +240,9 @@ class Session(BridgeMixin):
         )
         return self._dispatch(spec, call, params)
 
-    def _legacy(self, frame: rpc.Frame, spec: MethodSpec | None, raw: Any, channel: Channel) -> Any:
+    def _legacy(
+        self, frame: rpc.Frame, spec: MethodSpec | None, raw: Any, channel: Channel
+    ) -> Outcome:
         method, rid = frame.method, frame.id
         legacy = self.legacy
         version = legacy.version if legacy is not None else proto.LEGACY[-1]
@@ -223,25 +266,23 @@ class Session(BridgeMixin):
         call.info = legacy.info
         return self._dispatch(spec, call, params)
 
-    def _initialize(self, frame: rpc.Frame, raw: Any) -> Any:
+    def _initialize(self, rid: RequestId, raw: Any) -> bytes:
         try:
             params = proto.legacy_module(proto.LEGACY[-1]).InitializeRequestParams
             init = msgspec.json.decode(raw if raw is not UNSET else b"null", type=params)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            return rpc.error_frame(
-                frame.id, proto.INVALID_PARAMS, f"invalid initialize params: {exc}"
-            )
+            return rpc.error_frame(rid, proto.INVALID_PARAMS, f"invalid initialize params: {exc}")
         requested = init.protocol_version
         version = requested if requested in proto.LEGACY else proto.LEGACY[-1]
-        self.legacy = _Legacy(
-            version, msgspec.to_builtins(init.capabilities), msgspec.to_builtins(init.client_info)
-        )
+        caps: dict[str, Any] = msgspec.to_builtins(init.capabilities)
+        self.legacy = _Legacy(version, caps, msgspec.to_builtins(init.client_info))
+        self.bridge = LegacyBridge(version, caps)
         self.core.legacy_sessions.add(self)
         result = initialize_result(self.core, version)
-        return rpc.result_frame(frame.id, result)
+        return rpc.result_frame(rid, result)
 
     # -- dispatch and completion ---------------------------------------------------------
-    def _dispatch(self, spec: MethodSpec, call: Call, params: Any) -> Any:
+    def _dispatch(self, spec: MethodSpec, call: Call, params: Any) -> Outcome:
         try:
             if spec.mrtr and call.era == "modern":
                 open_retry(self.core, spec, call, params)
@@ -255,7 +296,9 @@ class Session(BridgeMixin):
             return Pending(call, self._await(spec, call, params, out), out)
         return self._complete(spec, call, params, out)
 
-    async def _await(self, spec: MethodSpec, call: Call, params: Any, coro: Any) -> Any:
+    async def _await(
+        self, spec: MethodSpec, call: Call, params: Any, coro: Coroutine[Any, Any, Any]
+    ) -> Outcome:
         try:
             out = await coro
             if call.cancelled:
@@ -272,13 +315,13 @@ class Session(BridgeMixin):
         finally:
             self.inflight.pop(call.request_id, None)
 
-    def _complete(self, spec: MethodSpec, call: Call, params: Any, out: Any) -> Any:
+    def _complete(self, spec: MethodSpec, call: Call, params: Any, out: Any) -> Outcome:
         if out is DEFERRED:
-            return DEFERRED
+            return Deferred.DEFERRED
         try:
             if isinstance(out, InputRequired):
                 if call.era == "legacy":
-                    return self.bridge_start(spec, call, params, out)
+                    return self._ask(spec, call, params, out)
                 payload = self.core.stamp(
                     call.method, input_required(self.core, spec, call, params, out)
                 )
@@ -294,13 +337,18 @@ class Session(BridgeMixin):
         except Exception as exc:
             return self._internal(call, exc)
 
+    def _ask(self, spec: MethodSpec, call: Call, params: Any, out: InputRequired) -> Outcome:
+        # Apart from `_complete`: a closure there would cost every call its cells.
+        assert self.bridge is not None  # a legacy call implies a handshake
+        return self.bridge.ask(call, out, lambda: self._dispatch(spec, call, params))
+
     def _internal(self, call: Call, exc: Exception) -> bytes:
         message = (
             "internal error"
             if self.core.mask_errors
             else f"internal error: {type(exc).__name__}: {exc}"
         )
-        return rpc.error_frame(call.request_id, -32603, message)
+        return rpc.error_frame(call.request_id, INTERNAL_ERROR, message)
 
     # -- notifications -----------------------------------------------------------------------
     def _notification(self, frame: rpc.Frame) -> None:
@@ -318,47 +366,18 @@ class Session(BridgeMixin):
         elif method == "notifications/initialized" and self.legacy is not None:
             self.legacy.initialized = True
 
-    def cancel(self, request_id: Any) -> None:
+    def cancel(self, request_id: object) -> None:
         """Cancel an in-flight request or a listen stream (unknown ids are ignored)."""
-        if not rpc.valid_id(request_id):
-            return
+        if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+            return  # not a valid request id (bool is an int in Python)
         call = self.inflight.pop(request_id, None)
         if call is not None:
             call.cancel()
         key = self.listens.pop(request_id, None)
         if key is not None:
             self.core.listeners.pop(key, None)
-        for oid, bridge in list(self.outbound.items()):
-            if bridge.call.request_id == request_id:
-                bridge.call.cancelled = True
-                self.outbound.pop(oid, None)
-
-    # -- batches (2025-03-26 only) --------------------------------------------------------
-    def _batch(self, line: bytes, channel: Channel) -> Any:
-        if self.legacy is None or self.legacy.version != "2025-03-26":
-            return rpc.error_frame(
-                UNSET,
-                rpc.INVALID_REQUEST,
-                "JSON-RPC batches are only accepted in a 2025-03-26 session",
-                status=400,
-            )
-        try:
-            items = _batch.decode(line)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            return rpc.error_frame(UNSET, rpc.PARSE_ERROR, f"parse error: {exc}", status=400)
-        if not items:
-            return rpc.error_frame(UNSET, rpc.INVALID_REQUEST, "empty batch", status=400)
-        outcomes = []
-        for item in items:
-            raw = bytes(item)
-            outcomes.append(
-                rpc.error_frame(UNSET, rpc.INVALID_REQUEST, "nested batch")
-                if rpc.is_batch(raw)
-                else self.receive(raw, channel)
-            )
-        if any(isinstance(o, Pending) for o in outcomes):
-            return Pending(None, _gather(outcomes))
-        return _join(outcomes)
+        if self.bridge is not None:
+            self.bridge.cancel(request_id)
 
     # -- legacy change notifications -----------------------------------------------------------
     def deliver(self, event: ChangeEvent, frame: dict[str, Any]) -> None:
@@ -371,22 +390,10 @@ class Session(BridgeMixin):
             return
         channel.notify(_encode(frame))
 
-    def register_listen(self, listener: Any) -> None:
+    def register_listen(self, listener: Listener) -> None:
         key = id(listener)
         self.core.listeners[key] = listener
         self.listens[listener.request_id] = key
-
-
-async def _gather(outcomes: list[Any]) -> Any:
-    done = []
-    for o in outcomes:
-        done.append(await o.coro if isinstance(o, Pending) else o)
-    return _join(done)
-
-
-def _join(outcomes: list[Any]) -> bytes | None:
-    frames = [bytes(o) for o in outcomes if isinstance(o, bytes)]
-    return b"[" + b",".join(frames) + b"]" if frames else None
 
 
 def _error(call: Call, exc: McpError) -> bytes:
@@ -395,7 +402,7 @@ def _error(call: Call, exc: McpError) -> bytes:
 
 
 def _data(exc: McpError) -> Any:
-    return UNSET if exc.data is None else exc.data
+    return UNSET if exc.data is None else exc.data  # never `"data": null`
 
 
 def _invalid_reason(frame: rpc.Frame) -> str:

@@ -9,12 +9,15 @@ import contextlib
 import ipaddress
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from mcpgen import _jsonrpc as rpc
 from mcpgen._errors import ConfigurationError
 from mcpgen._server import Channel
+
+if TYPE_CHECKING:
+    import uvicorn
 
 log = logging.getLogger("mcpgen.http")
 
@@ -31,6 +34,7 @@ __all__ = [
     "uvicorn_server",
 ]
 
+Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
@@ -43,7 +47,7 @@ _SSE = [
 
 
 class _Spawner(Protocol):
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> Any: ...
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
 
 
 class ResponseStream(Channel):
@@ -92,11 +96,37 @@ class ResponseStream(Channel):
             if self._wakeup is not None:
                 self._wakeup.set()
 
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
-        self.app.spawn(coro)
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        return self.app.spawn(coro)
 
 
-def uvicorn_server(app: Any, host: str = "127.0.0.1", port: int = 8000, **config: Any) -> Any:
+class _Options(Protocol):
+    """The app options this module reads (an `HttpOptions`)."""
+
+    @property
+    def dns_rebinding_protection(self) -> bool | None: ...
+    @property
+    def allowed_hosts(self) -> Sequence[str] | None: ...
+    @property
+    def allowed_origins(self) -> Sequence[str] | None: ...
+    @property
+    def shutdown_grace_seconds(self) -> float: ...
+
+
+class ServedApp(Protocol):
+    """An ASGI app that ends its open streams on `shutdown` (an `McpAsgiApp`)."""
+
+    @property
+    def options(self) -> _Options: ...
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None: ...
+
+    async def shutdown(self) -> None: ...
+
+
+def uvicorn_server(
+    app: ServedApp, host: str = "127.0.0.1", port: int = 8000, **config: Any
+) -> uvicorn.Server:
     """A uvicorn server for `app` whose graceful shutdown first ends every listen stream
     with its final result (uvicorn waits for open responses before it sends the
     lifespan shutdown event, which a listen stream would otherwise outlive)."""
@@ -214,7 +244,7 @@ def is_loopback(address: str) -> bool:
         return False
 
 
-def judge_host_and_origin(options: Any, bound: str, headers: dict[str, str]) -> bytes | None:
+def judge_host_and_origin(options: _Options, bound: str, headers: dict[str, str]) -> bytes | None:
     """None when the request's Host and Origin pass the app's DNS-rebinding rules
     (`options`: an HttpOptions; `bound`: the address the server listens on), else the
     403 error frame."""

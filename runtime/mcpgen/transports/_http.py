@@ -24,7 +24,8 @@ from typing import Any
 import msgspec
 
 from mcpgen import _jsonrpc as rpc
-from mcpgen._server import DEFERRED, Channel, Pending
+from mcpgen import _protocol as proto
+from mcpgen._server import DEFERRED, Channel, Handle, Settled, deliver
 from mcpgen.transports._asgi import (
     ResponseStream,
     SseWriter,
@@ -36,6 +37,7 @@ from mcpgen.transports._asgi import (
     uvicorn_server,
 )
 from mcpgen.transports._background import start_kept
+from mcpgen.transports._port import ServerPort
 from mcpgen.transports._sessions import HttpSession, InMemorySessionStore, SessionStore
 from mcpgen.transports._sse_legacy import LegacySse
 
@@ -99,6 +101,21 @@ def _status_of(frame: bytes) -> int:
     return frame.status if isinstance(frame, rpc.ErrorFrame) else 200
 
 
+# Pending work of one request: the task `deliver` started to settle its outcome.
+Work = asyncio.Future[Settled]
+
+
+def _task(handle: Handle) -> Work:
+    # `deliver` hands back what `_Stream.spawn` made: an asyncio task.
+    assert isinstance(handle, asyncio.Future)
+    return handle
+
+
+def _settled(task: Work) -> Settled:
+    """What ended pending work came to (None when it was cancelled)."""
+    return None if task.cancelled() else task.result()
+
+
 def _error(code: int, message: str, status: int) -> rpc.ErrorFrame:
     return rpc.error_frame(None, code, message, status=status)
 
@@ -123,15 +140,18 @@ class _SessionChannel(Channel):
         elif len(self.backlog) < 1000:
             self.backlog.append(frame)
 
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
-        self.app.spawn(coro)
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        return self.app.spawn(coro)
 
 
 class McpAsgiApp:
     """`server.asgi_app()`: mount it anywhere that speaks ASGI 3."""
 
     def __init__(
-        self, server: Any, options: HttpOptions | None = None, store: SessionStore | None = None
+        self,
+        server: ServerPort,
+        options: HttpOptions | None = None,
+        store: SessionStore | None = None,
     ) -> None:
         self.server = server
         self.options = options or HttpOptions()
@@ -164,7 +184,7 @@ class McpAsgiApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
-                _ = self.server.core  # freeze the registry before the first request
+                self.server.freeze()  # the registry snapshot, before the first request
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.shutdown()
@@ -285,30 +305,25 @@ class McpAsgiApp:
         channel = _Stream(self, headers, scope.get("mcpgen.principal"))
         outcome = session.receive(body, channel)
         extra: list[tuple[bytes, bytes]] = []
-        if http_session is None and session.legacy is not None:  # an initialize handshake
+        if http_session is None and session.legacy_version is not None:  # an initialize
             http_session = self.store.add(session)
             session_channel = _SessionChannel(self)
             session_channel.session = http_session
-            session.channel = session_channel
+            session.attach(session_channel)
             extra.append((b"mcp-session-id", http_session.id.encode()))
-        legacy_ids = (
-            http_session is not None
-            and session.legacy is not None
-            and session.legacy.version >= "2025-11-25"
-        )
-        if isinstance(outcome, bytes):
-            if channel.events and sse_ok:
-                await self._sse(send, channel, None, extra, legacy_ids, receive, outcome)
-            else:
-                await json_response(send, outcome, _status_of(outcome), extra)
-            return
         if outcome is None:
             await plain_response(send, 202, b"", extra)
             return
-        task = None
-        if isinstance(outcome, Pending):
-            task = self.spawn(outcome.coro)
-            outcome.bind(task)
+        # A reply lands in `channel.final`, pending work runs as `task`; either way the
+        # response below is chosen from what the channel holds.
+        handle = deliver(outcome, channel)
+        final = channel.final
+        if handle is None and final is not None and not (channel.events and sse_ok):
+            # A reply at once with nothing before it (the common case): JSON, right here.
+            await json_response(send, final, _status_of(final), extra)
+            return
+        task = None if handle is None else _task(handle)
+        legacy_ids = http_session is not None and proto.sse_event_ids(session.legacy_version)
         on_disconnect = (
             None if http_session is not None else session.close
         )  # modern: disconnect cancels
@@ -336,39 +351,44 @@ class McpAsgiApp:
         send: Send,
         receive: Receive,
         channel: _Stream,
-        task: asyncio.Task[Any] | None,
+        task: Work | None,
         extra: list[tuple[bytes, bytes]],
         legacy_ids: bool,
         sse_ok: bool,
         json_ok: bool,
         on_disconnect: Callable[[], None] | None,
     ) -> None:
-        if task is not None and json_ok:
+        """The response to one delivered outcome: JSON when the reply is there before
+        anything else was emitted, 202 when pending work ended without one, else SSE
+        (or, for a client that takes no SSE, JSON once the reply comes)."""
+        if task is not None and json_ok and not channel.events and channel.final is None:
             # Answer in JSON if the work ends before it emits anything.
             waiter = asyncio.ensure_future(channel.wakeup.wait())
-            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            first: set[asyncio.Future[Any]] = {task, waiter}
+            await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
             waiter.cancel()
-            if task.done() and not channel.events and channel.final is None:
-                result = None if task.cancelled() else task.result()
-                if isinstance(result, bytes):
-                    await json_response(send, result, _status_of(result), extra)
-                    return
-                if result is None:
-                    await plain_response(send, 202, b"", extra)
-                    return
+        done = task is None or task.done()
+        final = channel.final
+        if done and final is not None and not (channel.events and sse_ok):
+            await json_response(send, final, _status_of(final), extra)
+            return
+        ended_silent = task is not None and done and _settled(task) is None
+        if ended_silent and json_ok and final is None and not channel.events:
+            await plain_response(send, 202, b"", extra)
+            return
         if not sse_ok:
             final = await self._await_final(channel, task)
             await json_response(
                 send, final, _status_of(final), extra
             ) if final else await plain_response(send, 202, b"", extra)
             return
-        await self._sse(send, channel, task, extra, legacy_ids, receive, None, on_disconnect)
+        await self._sse(send, channel, task, extra, legacy_ids, receive, on_disconnect)
 
-    async def _await_final(self, channel: _Stream, task: asyncio.Task[Any] | None) -> bytes | None:
+    async def _await_final(self, channel: _Stream, task: Work | None) -> bytes | None:
         if task is not None:
-            result = await task
-            if isinstance(result, bytes):
-                return result
+            await asyncio.wait({task})
+            if channel.final is None and _settled(task) is None:
+                return None  # cancelled, or nothing to say
         while channel.final is None and not self.stopping:
             channel.wakeup.clear()
             await channel.wakeup.wait()
@@ -378,11 +398,10 @@ class McpAsgiApp:
         self,
         send: Send,
         channel: _Stream,
-        task: asyncio.Task[Any] | None,
+        task: Work | None,
         extra: list[tuple[bytes, bytes]],
         legacy_ids: bool,
         receive: Receive,
-        final: bytes | None,
         on_disconnect: Callable[[], None] | None = None,
     ) -> None:
         writer = SseWriter(send, legacy_ids, self.options.sse_retry_ms)
@@ -390,11 +409,6 @@ class McpAsgiApp:
         self.streams.add(channel)
         watcher = asyncio.ensure_future(disconnected(receive))
         try:
-            if final is not None:
-                for frame in channel.events:
-                    await writer.event(frame)
-                await writer.event(final)
-                return
             await self.pump(writer, channel, task, watcher, on_disconnect)
         except OSError:  # the client went away mid-write
             if on_disconnect is not None:
@@ -409,10 +423,13 @@ class McpAsgiApp:
         self,
         writer: SseWriter,
         channel: _Stream,
-        task: asyncio.Task[Any] | None,
+        task: Work | None,
         watcher: asyncio.Future[Any],
         on_disconnect: Callable[[], None] | None,
     ) -> None:
+        """Write `channel`'s events, then its reply, to the stream. Pending work writes
+        its reply to the channel before its task ends, so a task that ended without one
+        ends the stream, unless it deferred the reply (which then comes later)."""
         keepalive = self.options.keepalive_seconds
         while True:
             while channel.events:
@@ -421,13 +438,9 @@ class McpAsgiApp:
                 await writer.event(channel.final)
                 return
             if task is not None and task.done():
-                result = None if task.cancelled() else task.result()
-                task = None
-                if isinstance(result, bytes):
-                    await writer.event(result)
-                    return
-                if result is not DEFERRED:
+                if _settled(task) is not DEFERRED:
                     return  # cancelled or nothing to say
+                task = None
                 continue
             channel.wakeup.clear()
             waits: set[asyncio.Future[Any]] = {
@@ -479,9 +492,9 @@ class McpAsgiApp:
         http_session.streams.append(stream)
         backlog, http_session.core.channel.backlog = http_session.core.channel.backlog, []
         stream.events.extend(backlog)
-        version = http_session.core.legacy.version if http_session.core.legacy else ""
+        ids = proto.sse_event_ids(http_session.core.legacy_version)
         try:
-            await self._sse(send, stream, None, [], version >= "2025-11-25", receive, None)
+            await self._sse(send, stream, None, [], ids, receive)
         finally:
             if stream in http_session.streams:
                 http_session.streams.remove(stream)

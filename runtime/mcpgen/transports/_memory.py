@@ -12,8 +12,9 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from mcpgen._server import DEFERRED, Channel, Pending
+from mcpgen._server import Channel, deliver
 from mcpgen.transports._background import start_kept
+from mcpgen.transports._port import ServerPort
 
 __all__ = ["MemoryConnection"]
 
@@ -21,7 +22,7 @@ _EOF = b""
 
 
 class MemoryConnection(Channel):
-    def __init__(self, server: Any, sink: Callable[[bytes], None] | None = None) -> None:
+    def __init__(self, server: ServerPort, sink: Callable[[bytes], None] | None = None) -> None:
         self.inbox: asyncio.Queue[bytes] = asyncio.Queue()
         self.sink = sink or self.inbox.put_nowait
         self.tasks: set[asyncio.Task[Any]] = set()
@@ -33,26 +34,15 @@ class MemoryConnection(Channel):
         if not self.closed:
             self.sink(frame)
 
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
-        start_kept(self.tasks, coro)
-
-    def _deliver(self, outcome: Any) -> None:
-        if isinstance(outcome, bytes):
-            self.notify(outcome)
-        elif isinstance(outcome, Pending):
-            outcome.bind(start_kept(self.tasks, self._finish(outcome.coro)))
-
-    async def _finish(self, coro: Coroutine[Any, Any, Any]) -> None:
-        outcome = await coro
-        if outcome is not None and outcome is not DEFERRED:
-            self._deliver(outcome)
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        return start_kept(self.tasks, coro)
 
     # -- client side ------------------------------------------------------------------------------
     async def send(self, line: bytes) -> None:
         """Deliver one line to the server (replies arrive through `receive`)."""
         if self.closed:
             raise ConnectionError("the memory connection is closed")
-        self._deliver(self.session.receive(line, self))
+        deliver(self.session.receive(line, self), self)
 
     async def receive(self) -> bytes:
         """The next line from the server; raises EOFError once closed and drained."""

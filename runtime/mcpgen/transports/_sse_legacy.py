@@ -18,30 +18,70 @@ refused with `503`.
 from __future__ import annotations
 
 import asyncio
-import logging
-from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine
+from typing import Any, Protocol
 from urllib.parse import parse_qs, quote
 
 from mcpgen import _jsonrpc as rpc
 from mcpgen._errors import ConfigurationError
-from mcpgen._server import Channel, Pending
+from mcpgen._server import Channel, Settled, deliver
 from mcpgen.transports._asgi import (
+    Receive,
     ResponseStream,
+    Scope,
+    Send,
     SseWriter,
     disconnected,
     json_response,
     plain_response,
     read_body,
 )
+from mcpgen.transports._port import ServerPort
 from mcpgen.transports._sessions import HttpSession, InMemorySessionStore
 
-if TYPE_CHECKING:
-    from mcpgen.transports._http import McpAsgiApp, Receive, Scope, Send
+__all__ = ["HostApp", "LegacySse"]
 
-__all__ = ["LegacySse"]
 
-log = logging.getLogger("mcpgen.http")
+class _Options(Protocol):
+    """The app options the old transport reads (an `HttpOptions`)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def max_body(self) -> int: ...
+    @property
+    def sse_retry_ms(self) -> int: ...
+    @property
+    def session_idle_seconds(self) -> float: ...
+    @property
+    def max_sessions(self) -> int: ...
+
+
+class HostApp(Protocol):
+    """What the old transport uses of the Streamable HTTP app it is served beside
+    (an `McpAsgiApp`): its server, options, tasks, open streams and stream pump."""
+
+    streams: set[ResponseStream]
+
+    @property
+    def server(self) -> ServerPort: ...
+    @property
+    def options(self) -> _Options: ...
+    @property
+    def stopping(self) -> bool: ...
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
+
+    def negotiate(self, accept: str) -> tuple[bool, bool]: ...
+
+    async def pump(
+        self,
+        writer: SseWriter,
+        channel: ResponseStream,
+        task: asyncio.Future[Settled] | None,
+        watcher: asyncio.Future[Any],
+        on_disconnect: Callable[[], None] | None,
+    ) -> None: ...
 
 
 def _error(code: int, message: str, status: int) -> rpc.ErrorFrame:
@@ -55,7 +95,7 @@ class _Relay(Channel):
     """Every frame of an SSE session, whatever its kind, becomes an event on the
     session's stream; `principal` is the caller of the POST that brought the message."""
 
-    def __init__(self, app: McpAsgiApp, stream: ResponseStream, principal: str | None) -> None:
+    def __init__(self, app: HostApp, stream: ResponseStream, principal: str | None) -> None:
         self.app = app
         self.stream = stream
         self.principal = principal
@@ -69,14 +109,14 @@ class _Relay(Channel):
     def reply(self, frame: bytes) -> None:
         self.stream.notify(frame)  # a late reply is one more event, not the stream's end
 
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
-        self.app.spawn(coro)
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        return self.app.spawn(coro)
 
 
 class LegacySse:
     """The two endpoints of the old transport, for one `McpAsgiApp`."""
 
-    def __init__(self, app: McpAsgiApp, sse_path: str, messages_path: str) -> None:
+    def __init__(self, app: HostApp, sse_path: str, messages_path: str) -> None:
         self.app = app
         self.sse_path = sse_path.rstrip("/") or "/"
         self.messages_path = messages_path.rstrip("/") or "/"
@@ -131,8 +171,7 @@ class LegacySse:
             await json_response(send, _error(rpc.INVALID_REQUEST, "shutting down", 503), 503)
             return
         stream = ResponseStream(app, None, None)
-        session = app.server.session()
-        session.channel = _Relay(app, stream, scope.get("mcpgen.principal"))
+        session = app.server.session(_Relay(app, stream, scope.get("mcpgen.principal")))
         http_session = self.store.add(session)  # evicts idle streamless sessions first
         if len(self.store) > app.options.max_sessions:  # every one has an open stream
             self.store.remove(http_session.id)
@@ -196,24 +235,9 @@ class LegacySse:
             return
         stream: ResponseStream = http_session.streams[0]
         relay = _Relay(self.app, stream, scope.get("mcpgen.principal"))
-        try:
-            outcome = http_session.core.receive(body, relay)
-        except Exception:  # a bug in the core must not end the session
-            log.exception("unexpected error handling a message")
-            outcome = rpc.error_frame(None, -32603, "internal error")
-        self._deliver(outcome, stream)
+        outcome = http_session.core.receive(body, relay)
+        deliver(outcome, relay)  # a reply, now or later, is one more event on the stream
         if isinstance(outcome, rpc.ErrorFrame) and outcome.code == rpc.PARSE_ERROR:
             await json_response(send, outcome, 400)  # not JSON: say so here as well
             return
         await plain_response(send, 202, b"")
-
-    def _deliver(self, outcome: Any, stream: ResponseStream) -> None:
-        if isinstance(outcome, bytes):
-            stream.notify(outcome)
-        elif isinstance(outcome, Pending):
-            task = self.app.spawn(self._finish(outcome.coro, stream))
-            outcome.bind(task)
-        # None: a notification or a response; DEFERRED: the reply comes through the relay
-
-    async def _finish(self, coro: Coroutine[Any, Any, Any], stream: ResponseStream) -> None:
-        self._deliver(await coro, stream)

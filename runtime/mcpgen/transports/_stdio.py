@@ -18,11 +18,12 @@ import logging
 import os
 import stat
 import sys
-from collections.abc import Coroutine
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import IO, Any
 
 from mcpgen import _jsonrpc as rpc
-from mcpgen._server import DEFERRED, Channel, Pending, Session
+from mcpgen._server import Channel, deliver
+from mcpgen.transports._port import ServerPort, SessionPort
 
 __all__ = ["serve_stdio"]
 
@@ -42,10 +43,15 @@ class _Writer(asyncio.Protocol):
 class _Connection(asyncio.Protocol, Channel):
     """The read side and the channel of one stdio session."""
 
-    def __init__(self, session_factory: Any, out: asyncio.WriteTransport, max_line: int) -> None:
+    def __init__(
+        self,
+        open_session: Callable[[Channel], SessionPort],
+        out: asyncio.WriteTransport | _FileWriter,
+        max_line: int,
+    ) -> None:
         self.out = out
         self.max_line = max_line
-        self.session: Session = session_factory(self)
+        self.session = open_session(self)
         self.buffer = bytearray()
         self.discarding = False
         self.tasks: set[asyncio.Task[Any]] = set()
@@ -54,16 +60,19 @@ class _Connection(asyncio.Protocol, Channel):
 
     # -- Channel -----------------------------------------------------------------------------
     def notify(self, frame: bytes) -> None:
-        self._write(frame)
-
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
-        self._track(asyncio.ensure_future(coro))
-
-    def _write(self, frame: bytes) -> None:
         if self.batch is not None:
             self.batch.append(frame)
         else:
             self.out.write(frame + b"\n")
+
+    # One ordered stream carries every kind of frame; bound directly, a reply costs no
+    # extra call on the hot path.
+    request = reply = _write = notify
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        self._track(task)
+        return task
 
     # -- reading -------------------------------------------------------------------------------
     def data_received(self, data: bytes) -> None:
@@ -109,25 +118,7 @@ class _Connection(asyncio.Protocol, Channel):
                 )
             )
             return
-        try:
-            outcome = self.session.receive(line, self)
-        except Exception:  # a bug in the core must not kill the connection
-            log.exception("unexpected error handling a message")
-            outcome = rpc.error_frame(None, -32603, "internal error")
-        self._deliver(outcome)
-
-    def _deliver(self, outcome: Any) -> None:
-        if isinstance(outcome, bytes):
-            self._write(outcome)
-        elif isinstance(outcome, Pending):
-            task = asyncio.ensure_future(self._finish(outcome.coro))
-            outcome.bind(task)
-            self._track(task)
-
-    async def _finish(self, coro: Coroutine[Any, Any, Any]) -> None:
-        outcome = await coro
-        if outcome is not None and outcome is not DEFERRED:
-            self._deliver(outcome)
+        deliver(self.session.receive(line, self), self)
 
     def _track(self, task: asyncio.Task[Any]) -> None:
         self.tasks.add(task)
@@ -152,10 +143,10 @@ class _Connection(asyncio.Protocol, Channel):
 
 
 async def serve_stdio(
-    server: Any,
+    server: ServerPort,
     *,
-    stdin: Any = None,
-    stdout: Any = None,
+    stdin: IO[Any] | None = None,
+    stdout: IO[Any] | None = None,
     max_line: int = MAX_LINE,
     shutdown_grace: float = 2.0,
 ) -> None:
@@ -173,8 +164,8 @@ async def serve_stdio(
     # Pipe transports take pipes and sockets; anything else (a redirect to or from a
     # regular file, /dev/null, a terminal) gets plain blocking I/O instead: it never
     # blocks for long, and uvloop aborts the process on some of them.
-    writer: Any
-    out_transport: Any
+    writer: _Writer | _FileWriter
+    out_transport: asyncio.WriteTransport | _FileWriter
     if _is_plain(stdout):
         out_transport = writer = _FileWriter(stdout)
     else:
@@ -199,7 +190,7 @@ async def serve_stdio(
         await asyncio.wait_for(writer.closed, shutdown_grace)
 
 
-def _is_plain(stream: Any) -> bool:
+def _is_plain(stream: IO[Any]) -> bool:
     """Neither a pipe nor a socket (a file, a character device such as /dev/null or a
     terminal)."""
     try:
@@ -212,7 +203,7 @@ def _is_plain(stream: Any) -> bool:
 class _FileWriter:
     """The write side when stdout is not a pipe or socket."""
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: IO[Any]) -> None:
         self.fd = stream.fileno()
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
@@ -226,7 +217,7 @@ class _FileWriter:
             self.closed.set_result(None)
 
 
-async def _feed_from_file(connection: _Connection, stream: Any) -> None:
+async def _feed_from_file(connection: _Connection, stream: IO[Any]) -> None:
     loop = asyncio.get_running_loop()
     fd = stream.fileno()
     while True:

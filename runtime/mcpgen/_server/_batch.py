@@ -1,0 +1,69 @@
+"""JSON-RPC batches: an array of messages in one frame, answered by one array.
+
+Only the revisions in `mcpgen._protocol.JSON_RPC_BATCHES` take them (2025-03-26 added
+batches, 2025-06-18 removed them again). Each member is received on its own; the
+replies are joined in the order of the members, pending ones awaited first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import msgspec
+from msgspec import UNSET
+
+from mcpgen import _jsonrpc as rpc
+from mcpgen import _protocol as proto
+from mcpgen._server._call import Channel, Outcome, Pending, Settled
+
+__all__ = ["receive_batch"]
+
+_members = msgspec.json.Decoder(list[msgspec.Raw])
+_BAD = proto.STATUS_BAD_REQUEST
+
+
+def receive_batch(
+    line: bytes,
+    legacy_version: str | None,
+    receive: Callable[[bytes, Channel], Outcome],
+    channel: Channel,
+) -> Outcome:
+    """The outcome of the batch `line` in a session of `legacy_version` (None: no
+    `initialize` handshake); `receive` handles one member."""
+    if legacy_version not in proto.JSON_RPC_BATCHES:
+        allowed = ", ".join(sorted(proto.JSON_RPC_BATCHES))
+        message = f"JSON-RPC batches are only accepted in a {allowed} session"
+        return rpc.error_frame(UNSET, rpc.INVALID_REQUEST, message, status=_BAD)
+    try:
+        items = _members.decode(line)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        return rpc.error_frame(UNSET, rpc.PARSE_ERROR, f"parse error: {exc}", status=_BAD)
+    if not items:
+        return rpc.error_frame(UNSET, rpc.INVALID_REQUEST, "empty batch", status=_BAD)
+    outcomes: list[Outcome] = []
+    for item in items:
+        raw = bytes(item)
+        outcomes.append(
+            rpc.error_frame(UNSET, rpc.INVALID_REQUEST, "nested batch")
+            if rpc.is_batch(raw)
+            else receive(raw, channel)
+        )
+    if any(isinstance(o, Pending) for o in outcomes):
+        return Pending(None, _gather(outcomes))
+    return _join(outcomes)
+
+
+async def _gather(outcomes: list[Outcome]) -> Outcome:
+    done: list[Settled] = []
+    for outcome in outcomes:
+        o = outcome
+        while isinstance(o, Pending):
+            o = await o.coro
+        done.append(o)
+    return _join(done)
+
+
+def _join(outcomes: list[Outcome] | list[Settled]) -> bytes | None:
+    # One array of the replies; DEFERRED members (listen) have no place in it.
+    frames = [bytes(o) for o in outcomes if isinstance(o, bytes)]
+    return b"[" + b",".join(frames) + b"]" if frames else None
