@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Literal, Protocol
 
 import msgspec
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from mcpgen._errors import McpError
 from mcpgen._jsonrpc import result_frame
@@ -40,6 +40,7 @@ from mcpgen.stores import (
     TaskEvent,
     TaskStore,
 )
+from mcpgen_types import ext_tasks as x
 from mcpgen_types import latest as t
 
 __all__ = ["CacheHint", "LegacySession", "Registry", "ServerCore"]
@@ -66,7 +67,7 @@ class LegacySession(Protocol):
     """What the core needs of a legacy session: to be handed change events (it decides,
     by its own subscriptions, whether to notify its client)."""
 
-    def deliver(self, event: ChangeEvent, frame: dict[str, Any]) -> None: ...
+    def deliver(self, event: ChangeEvent, frame: bytes) -> None: ...
 
 
 class ServerCore:
@@ -234,19 +235,23 @@ class ServerCore:
     def deliver(self, event: BusEvent) -> None:
         """Every bus event, from any worker: to this worker's streams that want it."""
         if type(event) is ChangeEvent:
-            frame = _notification_frame(event)
             for listener in list(self.listeners.values()):
                 if listener.wants(event):
-                    listener.channel.notify(_tag(frame, listener.request_id))
-            for session in list(self.legacy_sessions):
-                session.deliver(event, frame)
+                    note = change_notification(event, listener.request_id)
+                    listener.channel.notify(_encode(note))
+            if self.legacy_sessions:
+                frame = _encode(change_notification(event, None))
+                for session in list(self.legacy_sessions):
+                    session.deliver(event, frame)
         elif type(event) is TaskEvent:
             self.tasks.observe(event)
             for listener in list(self.listeners.values()):
                 if listener.follows(event.task_id):
-                    tagged = {**event.detail, "_meta": {META_SUBSCRIPTION_ID: listener.request_id}}
-                    note = {"jsonrpc": "2.0", "method": "notifications/tasks", "params": tagged}
-                    listener.channel.notify(_encode(note))
+                    params = {**event.detail, "_meta": {META_SUBSCRIPTION_ID: listener.request_id}}
+                    status = x.TaskStatusNotification(
+                        params=msgspec.convert(params, x.TaskStatusNotificationParams)
+                    )
+                    listener.channel.notify(_encode(status))
         # A ReplyEvent is for whoever awaits that legacy client's answer, not for the core.
 
     def close_listeners(self) -> None:
@@ -266,23 +271,34 @@ class ServerCore:
         return result
 
 
-_NOTIFICATIONS = {
-    TOOLS: "notifications/tools/list_changed",
-    PROMPTS: "notifications/prompts/list_changed",
-    RESOURCES: "notifications/resources/list_changed",
-    RESOURCE: "notifications/resources/updated",
+_LIST_CHANGED: dict[
+    str,
+    type[
+        t.ToolListChangedNotification
+        | t.PromptListChangedNotification
+        | t.ResourceListChangedNotification
+    ],
+] = {
+    TOOLS: t.ToolListChangedNotification,
+    PROMPTS: t.PromptListChangedNotification,
+    RESOURCES: t.ResourceListChangedNotification,
 }
+Notification = (
+    t.ToolListChangedNotification
+    | t.PromptListChangedNotification
+    | t.ResourceListChangedNotification
+    | t.ResourceUpdatedNotification
+)
 
 
-def _notification_frame(event: ChangeEvent) -> dict[str, Any]:
-    frame: dict[str, Any] = {"jsonrpc": "2.0", "method": _NOTIFICATIONS[event.kind]}
+def change_notification(event: ChangeEvent, subscription_id: str | int | None) -> Notification:
+    """The notification for a change; on a listen stream it carries the listen
+    request's id (same JSON type) in `_meta`, in a legacy session nothing."""
+    meta: dict[str, Any] | UnsetType = (
+        UNSET if subscription_id is None else {META_SUBSCRIPTION_ID: subscription_id}
+    )
     if event.kind == RESOURCE:
-        frame["params"] = {"uri": event.uri}
-    return frame
-
-
-def _tag(frame: dict[str, Any], subscription_id: str | int) -> bytes:
-    """A listen-stream notification carries the listen request's id, same JSON type."""
-    params = dict(frame.get("params", {}))
-    params["_meta"] = {META_SUBSCRIPTION_ID: subscription_id}
-    return _encode({**frame, "params": params})
+        params = t.ResourceUpdatedNotificationParams(uri=event.uri or "", meta=meta)
+        return t.ResourceUpdatedNotification(params=params)
+    kind = _LIST_CHANGED[event.kind]
+    return kind() if meta is UNSET else kind(params=t.NotificationParams(meta=meta))
