@@ -71,6 +71,11 @@ class Policy:
     cacheable_fields: tuple[str, ...] = ()
     base_error_codes: dict[str, int] = field(default_factory=dict)
     role_error_codes: dict[str, dict[str, int]] = field(default_factory=dict)
+    lenient_roles: frozenset[str] = frozenset()
+    lenient_keys: tuple[str, ...] = ()
+    lenient_suffix: str = "Lenient"
+    # extension revision -> core definition -> extension definitions whose keys it gains
+    extend: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
 
 
 _PIN_KEYS = set(Pin.__dataclass_fields__)
@@ -150,6 +155,11 @@ def policy_from_dict(data: dict[str, Any]) -> Policy:
     unions = data.get("unions", {})
     methods = data.get("methods", {})
     codes = data.get("error_codes", {})
+    lenient = data.get("lenient", {})
+    extend = {
+        revision: {core: tuple(sources) for core, sources in entry.get("extend", {}).items()}
+        for revision, entry in data.get("extensions", {}).items()
+    }
     return Policy(
         open_properties=frozenset(objects.get("open_properties", ())),
         open_fields=frozenset(objects.get("open_fields", ())),
@@ -164,4 +174,8 @@ def policy_from_dict(data: dict[str, Any]) -> Policy:
         cacheable_fields=tuple(methods.get("cacheable_fields", ())),
         base_error_codes=dict(codes.get("base", {})),
         role_error_codes={k: dict(v) for k, v in codes.items() if k != "base"},
+        lenient_roles=frozenset(lenient.get("roles", ())),
+        lenient_keys=tuple(lenient.get("keys", ())),
+        lenient_suffix=str(lenient.get("suffix", "Lenient")),
+        extend=extend,
     )

@@ -46,6 +46,7 @@ class FieldIR:
     type: T
     required: bool
     default: Any = NO_DEFAULT  # a value written on encode and used when absent
+    factory: str | None = None  # absent decodes to `factory()` (e.g. "dict": an empty object)
 
     @property
     def has_default(self) -> bool:
@@ -60,16 +61,18 @@ class StructIR:
     anchor: str  # definition name the spec page anchors
     tag_field: str | None = None
     tag: str | int | None = None
+    base: str | None = None  # a variant: subclass of this struct, redefining `fields` only
+    note: str = ""  # what the docstring says it is, when `origin` cannot say it
 
     def refs(self) -> set[str]:
-        out: set[str] = set()
+        out: set[str] = set() if self.base is None else {self.base}
         for f in self.fields:
             out |= f.type.refs()
         return out
 
     def shape_key(self) -> tuple[Any, ...]:
         """Everything that matters for identity across modules, minus documentation."""
-        return (self.name, self.fields, self.tag_field, self.tag)
+        return (self.name, self.fields, self.tag_field, self.tag, self.base)
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,8 @@ class ModuleIR:
     divergent: tuple[str, ...] = ()  # copies of core definitions that differ from core
     extension_id: str | None = None
     context_dependent: tuple[str, ...] = ()  # documentation-only unions, own and imported
+    lenient: tuple[tuple[str, str], ...] = ()  # (method, lenient params variant)
+    extended: tuple[str, ...] = ()  # core definitions re-emitted with the extension's keys
 
     def names(self) -> list[str]:
         return sorted(

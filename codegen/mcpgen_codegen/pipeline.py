@@ -15,6 +15,7 @@ from mcpgen_codegen.lower import Builder
 from mcpgen_codegen.patching import apply_patches
 from mcpgen_codegen.shapes import Normalizer, Shape
 from mcpgen_codegen.tables import build_methods, collect_error_codes, collect_meta_keys
+from mcpgen_codegen.variants import extend_core, lenient_variants
 
 
 def definitions(schema: dict[str, Any]) -> tuple[dict[str, Any], str]:
@@ -42,13 +43,21 @@ def build_module(
     methods = build_methods(shapes, {s.name: s for s in structs}, policy)
     imports: tuple[str, ...] = ()
     divergent: tuple[str, ...] = ()
+    extended: tuple[str, ...] = ()
     context_dependent = {a.name for a in aliases if a.documentation_only}
     if core is not None:
         structs, aliases, imports, divergent = _share_with_core(structs, aliases, core)
         # The extension's table lists only its own methods; copies of core methods
         # (embedded input requests) stay in the core module's table.
         methods = [m for m in methods if m.message not in imports]
+        entry = policy.extend.get(pin.version)
+        if entry:
+            structs, imports, copied, extended = extend_core(
+                pin.version, structs, aliases, imports, core, entry
+            )
+            methods = sorted([*methods, *copied], key=lambda m: m.method)
         context_dependent |= set(imports) & set(core.context_dependent)
+    variants, lenient = lenient_variants(structs, methods, pin.role, policy)
     return ModuleIR(
         version=pin.version,
         role=pin.role,
@@ -57,7 +66,7 @@ def build_module(
         doc_url=pin.doc_url,
         source=f"{pin.repo}@{pin.commit}:{pin.path}",
         sha256=pin.sha256,
-        structs=tuple(structs),
+        structs=tuple(structs) + tuple(variants),
         aliases=tuple(aliases),
         methods=tuple(methods),
         meta_keys=tuple(collect_meta_keys(defs)),
@@ -67,6 +76,8 @@ def build_module(
         divergent=divergent,
         extension_id=pin.extension_id,
         context_dependent=tuple(sorted(context_dependent)),
+        lenient=tuple(lenient),
+        extended=extended,
     )
 
 

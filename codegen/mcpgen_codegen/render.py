@@ -72,6 +72,9 @@ def _union_leaves(t: T) -> list[str]:
 
 def field_line(f: FieldIR) -> str:
     annotation = render_type(f.type)
+    if f.factory is not None:
+        factory = f"default_factory={f.factory}, name={py(f.wire)}"
+        return f"{f.attr}: {annotation} = msgspec.field({factory})"
     if f.has_default:
         default = py(f.default)
     elif not f.required:
@@ -115,7 +118,7 @@ def render_module(m: ModuleIR) -> str:
     base = ["MethodInfo"]
     if m.structs:
         base.append("MCPStruct")
-    if any(not f.required and not f.has_default for f in fields):
+    if any(not f.required and not f.has_default and f.factory is None for f in fields):
         base += ["UNSET", "UnsetType"]
     constants = [
         "REVISION",
@@ -130,12 +133,18 @@ def render_module(m: ModuleIR) -> str:
         constants.append("EXTENSION_ID")
     if m.divergent:
         constants.append("CORE_DIVERGENCES")
+    if m.extended:
+        constants.append("CORE_EXTENDED")
+    if m.lenient:
+        constants.append("LENIENT_PARAMS")
     constants += [c for c, _ in m.meta_keys] + [c for c, _ in m.error_codes]
     all_names = sorted(set(m.names()) | set(constants))
 
     def doc(item: StructIR | AliasIR) -> str:
         url = m.doc_url.format(anchor=item.anchor.lower())
-        if item.origin == item.name:
+        if isinstance(item, StructIR) and item.note:
+            what = item.note
+        elif item.origin == item.name:
             what = f"`{item.name}`"
         elif item.origin.startswith("merge of "):
             what = f"Lossless merge of {item.origin[len('merge of ') :]}"
@@ -147,7 +156,7 @@ def render_module(m: ModuleIR) -> str:
     return template.render(
         m=m,
         typing_import=f"from typing import {', '.join(sorted(typing_names))}",
-        uses_field=any(f.wire != f.attr for f in fields),
+        uses_field=any(f.wire != f.attr or f.factory is not None for f in fields),
         base_imports=", ".join(sorted(base, key=lambda n: (n.upper() != n, n))),
         all_names=all_names,
         doc=doc,

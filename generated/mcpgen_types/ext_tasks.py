@@ -63,6 +63,7 @@ from mcpgen_types.v2026_07_28 import (
     SamplingMessage,
     SamplingMessageContentBlock,
     StringSchema,
+    SubscriptionsListenResult,
     TextContent,
     TextResourceContents,
     TitledMultiSelectEnumSchema,
@@ -86,6 +87,7 @@ __all__ = [
     "BlobResourceContents",
     "BooleanSchema",
     "CONTEXT_DEPENDENT",
+    "CORE_EXTENDED",
     "CancelTaskRequest",
     "CancelTaskRequestParams",
     "CancelTaskResult",
@@ -161,6 +163,12 @@ __all__ = [
     "SamplingMessage",
     "SamplingMessageContentBlock",
     "StringSchema",
+    "SubscriptionFilter",
+    "SubscriptionsAcknowledgedNotification",
+    "SubscriptionsAcknowledgedNotificationParams",
+    "SubscriptionsListenRequest",
+    "SubscriptionsListenRequestParams",
+    "SubscriptionsListenResult",
     "Task",
     "TaskStatus",
     "TaskStatusNotification",
@@ -198,6 +206,14 @@ REVISION: Final = "ext-tasks"
 ROLE: Final = "extension"
 SPEC_URL: Final = "https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/specification/draft/tasks.md"
 EXTENSION_ID: Final = "io.modelcontextprotocol/tasks"
+# Core definitions emitted here with keys this extension adds (schema/policy.toml).
+CORE_EXTENDED: Final = (
+    "SubscriptionFilter",
+    "SubscriptionsAcknowledgedNotification",
+    "SubscriptionsAcknowledgedNotificationParams",
+    "SubscriptionsListenRequest",
+    "SubscriptionsListenRequestParams",
+)
 
 
 class CancelTaskRequest(MCPStruct, kw_only=True):
@@ -212,6 +228,7 @@ class CancelTaskRequest(MCPStruct, kw_only=True):
 class CancelTaskRequestParams(MCPStruct, kw_only=True):
     """Inline object at `CancelTaskRequest.params` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts"""
 
+    meta: dict[str, Any] = msgspec.field(name="_meta")
     task_id: str = msgspec.field(name="taskId")
 
 
@@ -283,6 +300,7 @@ class GetTaskRequest(MCPStruct, kw_only=True):
 class GetTaskRequestParams(MCPStruct, kw_only=True):
     """Inline object at `GetTaskRequest.params` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts"""
 
+    meta: dict[str, Any] = msgspec.field(name="_meta")
     task_id: str = msgspec.field(name="taskId")
 
 
@@ -364,6 +382,53 @@ class InputRequiredTask(MCPStruct, kw_only=True, tag_field="status", tag="input_
     ttl_ms: int | None = msgspec.field(name="ttlMs")
     poll_interval_ms: int | UnsetType = msgspec.field(default=UNSET, name="pollIntervalMs")
     input_requests: InputRequests = msgspec.field(name="inputRequests")
+
+
+class SubscriptionFilter(MCPStruct, kw_only=True):
+    """`SubscriptionFilter` of MCP 2026-07-28 with the keys of `TaskSubscriptionNotifications`, `TaskSubscriptionAcknowledgedNotifications` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts"""
+
+    prompts_list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="promptsListChanged")
+    resource_subscriptions: list[str] | UnsetType = msgspec.field(
+        default=UNSET, name="resourceSubscriptions"
+    )
+    resources_list_changed: bool | UnsetType = msgspec.field(
+        default=UNSET, name="resourcesListChanged"
+    )
+    tools_list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="toolsListChanged")
+    task_ids: list[str] | UnsetType = msgspec.field(default=UNSET, name="taskIds")
+
+
+class SubscriptionsAcknowledgedNotification(
+    MCPStruct, kw_only=True, tag_field="method", tag="notifications/subscriptions/acknowledged"
+):
+    """`SubscriptionsAcknowledgedNotification` of MCP 2026-07-28, holding this module's `SubscriptionsAcknowledgedNotificationParams` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts"""
+
+    jsonrpc: Literal["2.0"] = "2.0"
+    params: SubscriptionsAcknowledgedNotificationParams
+
+
+class SubscriptionsAcknowledgedNotificationParams(MCPStruct, kw_only=True):
+    """`SubscriptionsAcknowledgedNotificationParams` of MCP 2026-07-28, holding this module's `SubscriptionFilter` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts"""
+
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    notifications: SubscriptionFilter
+
+
+class SubscriptionsListenRequest(
+    MCPStruct, kw_only=True, tag_field="method", tag="subscriptions/listen"
+):
+    """`SubscriptionsListenRequest` of MCP 2026-07-28, holding this module's `SubscriptionsListenRequestParams` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"] = "2.0"
+    params: SubscriptionsListenRequestParams
+
+
+class SubscriptionsListenRequestParams(MCPStruct, kw_only=True):
+    """`SubscriptionsListenRequestParams` of MCP 2026-07-28, holding this module's `SubscriptionFilter` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts"""
+
+    meta: dict[str, Any] = msgspec.field(name="_meta")
+    notifications: SubscriptionFilter
 
 
 class Task(MCPStruct, kw_only=True):
@@ -485,6 +550,7 @@ class UpdateTaskRequest(MCPStruct, kw_only=True):
 class UpdateTaskRequestParams(MCPStruct, kw_only=True):
     """Inline object at `UpdateTaskRequest.params` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts"""
 
+    meta: dict[str, Any] = msgspec.field(name="_meta")
     task_id: str = msgspec.field(name="taskId")
     input_responses: InputResponses = msgspec.field(name="inputResponses")
 
@@ -539,6 +605,17 @@ CONTEXT_DEPENDENT: Final[frozenset[str]] = frozenset(
 )
 
 METHODS: Final[dict[str, MethodInfo]] = {
+    "notifications/subscriptions/acknowledged": MethodInfo(
+        method="notifications/subscriptions/acknowledged",
+        kind="notification",
+        direction="server_to_client",
+        message=SubscriptionsAcknowledgedNotification,
+        params=SubscriptionsAcknowledgedNotificationParams,
+        params_required=True,
+        result=None,
+        input_required=False,
+        cacheable=False,
+    ),
     "notifications/tasks": MethodInfo(
         method="notifications/tasks",
         kind="notification",
@@ -547,6 +624,17 @@ METHODS: Final[dict[str, MethodInfo]] = {
         params=TaskStatusNotificationParams,
         params_required=True,
         result=None,
+        input_required=False,
+        cacheable=False,
+    ),
+    "subscriptions/listen": MethodInfo(
+        method="subscriptions/listen",
+        kind="request",
+        direction="client_to_server",
+        message=SubscriptionsListenRequest,
+        params=SubscriptionsListenRequestParams,
+        params_required=True,
+        result=SubscriptionsListenResult,
         input_required=False,
         cacheable=False,
     ),

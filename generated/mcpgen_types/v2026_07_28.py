@@ -25,6 +25,7 @@ __all__ = [
     "CacheableResult",
     "CallToolRequest",
     "CallToolRequestParams",
+    "CallToolRequestParamsLenient",
     "CallToolResult",
     "CallToolResultResponse",
     "CallToolResultResponseResult",
@@ -40,6 +41,7 @@ __all__ = [
     "CompleteRequestParams",
     "CompleteRequestParamsArgument",
     "CompleteRequestParamsContext",
+    "CompleteRequestParamsLenient",
     "CompleteResult",
     "CompleteResultCompletion",
     "CompleteResultResponse",
@@ -64,6 +66,7 @@ __all__ = [
     "Error",
     "GetPromptRequest",
     "GetPromptRequestParams",
+    "GetPromptRequestParamsLenient",
     "GetPromptResult",
     "GetPromptResultResponse",
     "GetPromptResultResponseResult",
@@ -95,6 +98,7 @@ __all__ = [
     "JSONRPCResponse",
     "JSONRPCResultResponse",
     "JSONValue",
+    "LENIENT_PARAMS",
     "LegacyTitledEnumSchema",
     "ListPromptsRequest",
     "ListPromptsResult",
@@ -140,6 +144,7 @@ __all__ = [
     "PARSE_ERROR",
     "PaginatedRequest",
     "PaginatedRequestParams",
+    "PaginatedRequestParamsLenient",
     "PaginatedResult",
     "ParseError",
     "PrimitiveSchemaDefinition",
@@ -155,6 +160,7 @@ __all__ = [
     "ROLE",
     "ReadResourceRequest",
     "ReadResourceRequestParams",
+    "ReadResourceRequestParamsLenient",
     "ReadResourceResult",
     "ReadResourceResultResponse",
     "ReadResourceResultResponseResult",
@@ -162,6 +168,7 @@ __all__ = [
     "RequestId",
     "RequestMetaObject",
     "RequestParams",
+    "RequestParamsLenient",
     "Resource",
     "ResourceContents",
     "ResourceContentsVariant",
@@ -193,6 +200,7 @@ __all__ = [
     "SubscriptionsAcknowledgedNotificationParams",
     "SubscriptionsListenRequest",
     "SubscriptionsListenRequestParams",
+    "SubscriptionsListenRequestParamsLenient",
     "SubscriptionsListenResult",
     "SubscriptionsListenResultMetaObject",
     "SubscriptionsListenResultResponse",
@@ -1587,6 +1595,48 @@ class UntitledSingleSelectEnumSchema(MCPStruct, kw_only=True):
     type: Literal["string"] = "string"
 
 
+class CallToolRequestParamsLenient(CallToolRequestParams, kw_only=True):
+    """Legacy-request variant of `CallToolRequestParams` (`_meta` may be absent) in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#calltoolrequestparams"""
+
+    meta: dict[str, Any] = msgspec.field(default_factory=dict, name="_meta")
+
+
+class CompleteRequestParamsLenient(CompleteRequestParams, kw_only=True):
+    """Legacy-request variant of `CompleteRequestParams` (`_meta` may be absent) in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#completerequestparams"""
+
+    meta: dict[str, Any] = msgspec.field(default_factory=dict, name="_meta")
+
+
+class GetPromptRequestParamsLenient(GetPromptRequestParams, kw_only=True):
+    """Legacy-request variant of `GetPromptRequestParams` (`_meta` may be absent) in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#getpromptrequestparams"""
+
+    meta: dict[str, Any] = msgspec.field(default_factory=dict, name="_meta")
+
+
+class PaginatedRequestParamsLenient(PaginatedRequestParams, kw_only=True):
+    """Legacy-request variant of `PaginatedRequestParams` (`_meta` may be absent) in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#paginatedrequestparams"""
+
+    meta: dict[str, Any] = msgspec.field(default_factory=dict, name="_meta")
+
+
+class ReadResourceRequestParamsLenient(ReadResourceRequestParams, kw_only=True):
+    """Legacy-request variant of `ReadResourceRequestParams` (`_meta` may be absent) in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#readresourcerequestparams"""
+
+    meta: dict[str, Any] = msgspec.field(default_factory=dict, name="_meta")
+
+
+class RequestParamsLenient(RequestParams, kw_only=True):
+    """Legacy-request variant of `RequestParams` (`_meta` may be absent) in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#requestparams"""
+
+    meta: dict[str, Any] = msgspec.field(default_factory=dict, name="_meta")
+
+
+class SubscriptionsListenRequestParamsLenient(SubscriptionsListenRequestParams, kw_only=True):
+    """Legacy-request variant of `SubscriptionsListenRequestParams` (`_meta` may be absent) in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionslistenrequestparams"""
+
+    meta: dict[str, Any] = msgspec.field(default_factory=dict, name="_meta")
+
+
 #: `ClientRequest` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#clientrequest
 ClientRequest: TypeAlias = (
     DiscoverRequest
@@ -1938,6 +1988,20 @@ METHODS: Final[dict[str, MethodInfo]] = {
         input_required=False,
         cacheable=True,
     ),
+}
+
+# Request method -> its params type as a legacy request sends it (no `_meta`).
+LENIENT_PARAMS: Final[dict[str, type[MCPStruct]]] = {
+    "completion/complete": CompleteRequestParamsLenient,
+    "prompts/get": GetPromptRequestParamsLenient,
+    "prompts/list": PaginatedRequestParamsLenient,
+    "resources/list": PaginatedRequestParamsLenient,
+    "resources/read": ReadResourceRequestParamsLenient,
+    "resources/templates/list": PaginatedRequestParamsLenient,
+    "server/discover": RequestParamsLenient,
+    "subscriptions/listen": SubscriptionsListenRequestParamsLenient,
+    "tools/call": CallToolRequestParamsLenient,
+    "tools/list": PaginatedRequestParamsLenient,
 }
 
 META_CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"

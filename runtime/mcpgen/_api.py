@@ -6,16 +6,21 @@ import asyncio
 import logging
 import sys
 from collections.abc import Callable, Coroutine, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
 
 import msgspec
 from msgspec import UNSET
 
 from mcpgen._errors import ConfigurationError
 from mcpgen._server import CacheHint, Channel, Registry, ServerCore, Session
-from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, ChangeEvent, SubscriptionBus
+from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, ChangeEvent
 from mcpgen._server._context import Context
 from mcpgen._server._defs import (
+    PromptOptions,
+    ResourceDef,
+    ResourceOptions,
+    TemplateOptions,
+    ToolOptions,
     build_completion,
     build_prompt,
     build_resource,
@@ -23,6 +28,7 @@ from mcpgen._server._defs import (
     build_tool,
 )
 from mcpgen._server._state import Sealer
+from mcpgen.stores import Bus, KeyRing, TaskStore
 from mcpgen_types import latest as t
 
 if TYPE_CHECKING:
@@ -64,6 +70,12 @@ class Server:
     extension); `task_ttl_seconds` and `task_poll_seconds` are what their tasks
     advertise as `ttlMs` and `pollIntervalMs` (a task is forgotten `ttlMs` after its
     creation; None: never, until the server stops).
+
+    Shared state sits behind the interfaces of `mcpgen.stores`; the defaults keep it in
+    this process. Several workers behind one endpoint pass shared ones: `bus` (change
+    and task-status events), `task_store` (task records) and `keys` (the key ring that
+    seals requestState and cursors; `state_keys`, or `MCPGEN_STATE_KEYS` when neither
+    is given, makes an in-memory ring of those secrets, newest first).
     """
 
     def __init__(
@@ -82,7 +94,9 @@ class Server:
         logging: bool = True,
         state_keys: list[bytes | str] | None = None,
         state_ttl_seconds: float = 900.0,
-        bus: SubscriptionBus | None = None,
+        bus: Bus | None = None,
+        keys: KeyRing | None = None,
+        task_store: TaskStore | None = None,
         extensions: Mapping[str, dict[str, Any]] | None = None,
         task_ttl_seconds: float | None = 3600.0,
         task_poll_seconds: float = 1.0,
@@ -108,7 +122,10 @@ class Server:
         self._logging = logging
         self._extensions = dict(extensions or {})
         self._bus = bus
-        self._sealer = Sealer(state_keys, ttl_seconds=state_ttl_seconds)
+        if keys is not None and state_keys:
+            raise ConfigurationError("pass either keys or state_keys, not both")
+        self._sealer = Sealer(keys or state_keys, ttl_seconds=state_ttl_seconds)
+        self._task_store = task_store
         self._registry = Registry()
         self._core: ServerCore | None = None
 
@@ -129,6 +146,7 @@ class Server:
                 extensions=self._extensions,
                 bus=self._bus,
                 spawn=_spawn,
+                task_store=self._task_store,
                 task_ttl_ms=self._task_ttl_ms,
                 task_poll_ms=self._task_poll_ms,
             )
@@ -152,12 +170,12 @@ class Server:
     @overload
     def tool(self, fn: F, /) -> F: ...
     @overload
-    def tool(self, fn: None = None, /, **options: Any) -> Callable[[F], F]: ...
+    def tool(self, fn: None = None, /, **options: Unpack[ToolOptions]) -> Callable[[F], F]: ...
 
-    def tool(self, fn: F | None = None, /, **options: Any) -> Any:
-        """Register a tool. Options: name, title, description, annotations,
-        input_schema (a raw JSON Schema; needs jsonschema-rs), output_schema, icons, meta,
-        task and detach.
+    def tool(self, fn: F | None = None, /, **options: Unpack[ToolOptions]) -> F | Callable[[F], F]:
+        """Register a tool, as `@server.tool` or `@server.tool(...)`. Options (`ToolOptions`):
+        name, title, description, annotations, input_schema (a raw JSON Schema; needs
+        jsonschema-rs), output_schema, icons, meta, task and detach.
 
         `task="optional"`: when the request declares the Tasks extension the call runs
         as a task (the client gets a CreateTaskResult at once and polls it); otherwise
@@ -172,7 +190,8 @@ class Server:
 
         return register(fn) if fn is not None else register
 
-    def add_tool(self, fn: Callable[..., Any], **options: Any) -> None:
+    def add_tool(self, fn: Callable[..., Any], **options: Unpack[ToolOptions]) -> None:
+        """Register `fn` as a tool; the options are those of `tool`."""
         tool = build_tool(fn, Context, **options)
         if tool.name in self._registry.tools:
             raise ConfigurationError(f"tool {tool.name!r} is registered twice")
@@ -185,9 +204,10 @@ class Server:
         self._update(TOOLS, tools=tools)
 
     # -- resources ---------------------------------------------------------------------------
-    def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
+    def resource(self, uri: str, **options: Unpack[ResourceOptions]) -> Callable[[F], F]:
         """Register a resource read by the decorated function (returns str, bytes or
-        contents). Options: name, title, description, mime_type, size, annotations, icons, meta."""
+        contents). Options (`ResourceOptions`): name, title, description, mime_type, size,
+        annotations, icons, meta."""
 
         def register(f: F) -> F:
             self._add_resource(build_resource(uri, f, Context, **options))
@@ -195,11 +215,13 @@ class Server:
 
         return register
 
-    def add_resource(self, uri: str, content: str | bytes, **options: Any) -> None:
-        """Register a static resource (text or bytes)."""
+    def add_resource(
+        self, uri: str, content: str | bytes, **options: Unpack[ResourceOptions]
+    ) -> None:
+        """Register a static resource (text or bytes); the options are those of `resource`."""
         self._add_resource(build_resource(uri, None, Context, static=content, **options))
 
-    def _add_resource(self, resource: Any) -> None:
+    def _add_resource(self, resource: ResourceDef) -> None:
         if resource.uri in self._registry.resources:
             raise ConfigurationError(f"resource {resource.uri!r} is registered twice")
         self._update(RESOURCES, resources={**self._registry.resources, resource.uri: resource})
@@ -210,9 +232,13 @@ class Server:
             raise ConfigurationError(f"no resource {uri!r}")
         self._update(RESOURCES, resources=resources)
 
-    def resource_template(self, uri_template: str, **options: Any) -> Callable[[F], F]:
+    def resource_template(
+        self, uri_template: str, **options: Unpack[TemplateOptions]
+    ) -> Callable[[F], F]:
         """Register a resource template (RFC 6570 levels 1-3); the function receives the
-        template's variables as keyword arguments. Exact resources win over templates."""
+        template's variables as keyword arguments. Exact resources win over templates.
+        Options (`TemplateOptions`): name, title, description, mime_type, annotations,
+        icons, meta."""
 
         def register(f: F) -> F:
             template = build_template(uri_template, f, Context, **options)
@@ -227,12 +253,14 @@ class Server:
     @overload
     def prompt(self, fn: F, /) -> F: ...
     @overload
-    def prompt(self, fn: None = None, /, **options: Any) -> Callable[[F], F]: ...
+    def prompt(self, fn: None = None, /, **options: Unpack[PromptOptions]) -> Callable[[F], F]: ...
 
-    def prompt(self, fn: F | None = None, /, **options: Any) -> Any:
-        """Register a prompt; its parameters are the prompt's (string) arguments. Return
-        a string, PromptMessage(s) or content blocks.
-        Options: name, title, description, icons, meta."""
+    def prompt(
+        self, fn: F | None = None, /, **options: Unpack[PromptOptions]
+    ) -> F | Callable[[F], F]:
+        """Register a prompt, as `@server.prompt` or `@server.prompt(...)`; its parameters
+        are the prompt's (string) arguments. Return a string, PromptMessage(s) or content
+        blocks. Options (`PromptOptions`): name, title, description, icons, meta."""
 
         def register(f: F) -> F:
             prompt = build_prompt(f, Context, **options)

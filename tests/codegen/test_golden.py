@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import importlib.util
 import json
 import os
 import sys
@@ -22,7 +21,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from mcpgen_codegen.config import GenerationError, Pin, policy_from_dict
+from mcpgen_codegen.config import GenerationError, Pin, Policy, policy_from_dict
+from mcpgen_codegen.ir import ModuleIR
 from mcpgen_codegen.pipeline import build_module
 from mcpgen_codegen.render import format_source, render_module
 
@@ -30,36 +30,60 @@ CASES = Path(__file__).parent / "cases"
 NAMES = sorted(p.name for p in CASES.iterdir() if (p / "schema.json").is_file())
 
 
-def render_case(name: str) -> str:
-    folder = CASES / name
-    raw = (folder / "schema.json").read_bytes()
-    policy_file = folder / "policy.toml"
-    policy = policy_from_dict(
-        tomllib.loads(policy_file.read_text()) if policy_file.is_file() else {}
-    )
-    pin = Pin(
-        version=f"case-{name}",
+def _pin(name: str, raw: bytes, module: str, **extra: Any) -> Pin:
+    return Pin(
+        version=f"case-{module}",
         repo="example/cases",
         commit="0" * 40,
         path=f"{name}/schema.json",
         local=f"{name}/schema.json",
         sha256=hashlib.sha256(raw).hexdigest(),
-        role="modern",
-        module=name,
+        role=extra.pop("role", "modern"),
+        module=module,
         spec_url="https://example.invalid/spec",
         doc_url="https://example.invalid/spec#{anchor}",
+        **extra,
     )
-    ir = build_module(json.loads(raw), pin, (), policy)
+
+
+def _policy(folder: Path) -> Policy:
+    policy_file = folder / "policy.toml"
+    return policy_from_dict(tomllib.loads(policy_file.read_text()) if policy_file.is_file() else {})
+
+
+def _core_ir(name: str) -> ModuleIR | None:
+    """A case with `core.json` is an extension of that core (module `<name>_core`)."""
+    core_file = CASES / name / "core.json"
+    if not core_file.is_file():
+        return None
+    raw = core_file.read_bytes()
+    pin = _pin(name, raw, f"{name}_core")
+    return build_module(json.loads(raw), pin, (), _policy(CASES / name))
+
+
+def render_case(name: str) -> str:
+    folder = CASES / name
+    raw = (folder / "schema.json").read_bytes()
+    core = _core_ir(name)
+    extra: dict[str, Any] = {}
+    if core is not None:
+        extra = {"role": "extension", "extends": core.version, "extension_id": "example/ext"}
+    pin = _pin(name, raw, name, **extra)
+    ir = build_module(json.loads(raw), pin, (), _policy(folder), core)
     return format_source({f"{name}.py": render_module(ir)})[f"{name}.py"]
 
 
 def load_expected(name: str) -> ModuleType:
-    path = CASES / name / "expected.py"
-    spec = importlib.util.spec_from_file_location(f"golden_{name}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # msgspec resolves annotations through the module
-    spec.loader.exec_module(module)
+    core = _core_ir(name)
+    if core is not None:  # the extension imports its core as mcpgen_types.<name>_core
+        _load(f"mcpgen_types.{core.module}", render_module(core))
+    return _load(f"golden_{name}", (CASES / name / "expected.py").read_text())
+
+
+def _load(module_name: str, source: str) -> ModuleType:
+    module = ModuleType(module_name)
+    sys.modules[module_name] = module  # msgspec resolves annotations through the module
+    exec(compile(source, f"<{module_name}>", "exec"), module.__dict__)
     return module
 
 
@@ -254,3 +278,76 @@ def test_unresolvable_union_names_the_policy_entry() -> None:
     )
     with pytest.raises(GenerationError, match=r"add 'U' to \[unions\].documentation_only"):
         build_module(schema, pin, (), policy_from_dict({}))
+
+
+def test_lenient_params_behaviour() -> None:
+    m = load_expected("lenient_params")
+    # One variant per params type (list and count share one); none for `ask`, whose
+    # `_meta` is optional already, nor for the notification.
+    expected = {
+        "fetch": m.FetchRequestParamsLenient,
+        "list": m.RequestParamsLenient,
+        "count": m.RequestParamsLenient,
+    }
+    table = m.LENIENT_PARAMS
+    assert table == expected
+    obj, back = roundtrip(m.FetchRequestParamsLenient, {"url": "u"})
+    assert isinstance(obj, m.FetchRequestParams) and obj.meta == {}
+    assert back == {"_meta": {}, "url": "u"}
+    obj, _ = roundtrip(m.RequestParamsLenient, {"_meta": {"k": 1}})
+    assert obj.meta == {"k": 1}
+    with pytest.raises(msgspec.ValidationError, match="_meta"):
+        roundtrip(m.FetchRequestParams, {"url": "u"})  # the modern type stays strict
+
+
+def test_extension_keys_behaviour() -> None:
+    m = load_expected("extension_keys")
+    core = sys.modules["mcpgen_types.extension_keys_core"]
+    assert m.CORE_EXTENDED == ("Filter", "WatchRequest", "WatchRequestParams")
+    assert m.Label is core.Label and m.WatchResult is core.WatchResult  # still shared
+    assert not hasattr(m, "Unrelated")  # holds nothing extended: stays in the core
+    doc = {
+        "id": 1,
+        "method": "watch",
+        "params": {"filter": {"toolsChanged": True, "jobIds": ["a"]}},
+    }
+    obj, back = roundtrip(m.METHODS["watch"].message, doc)
+    assert obj.params.filter.job_ids == ["a"] and back == doc
+    _, back = roundtrip(core.WatchRequest, doc)
+    assert back["params"]["filter"] == {"toolsChanged": True}  # the core stays as pinned
+
+
+def _extension_error(policy: dict[str, Any], ext_defs: dict[str, Any]) -> str:
+    core_schema = json.loads((CASES / "extension_keys" / "core.json").read_text())
+    base = {"methods": {"direction_unions": {"ClientRequest": "client_to_server"}}}
+    core = build_module(core_schema, _pin("x", b"", "core"), (), policy_from_dict(base))
+    pin = _pin("x", b"", "ext", role="extension", extends=core.version)
+    with pytest.raises(GenerationError) as info:
+        build_module({"$defs": ext_defs}, pin, (), policy_from_dict({**base, **policy}), core)
+    return str(info.value)
+
+
+def test_extension_keys_errors_name_the_policy_entry() -> None:
+    job = {"type": "object", "properties": {"jobIds": {"type": "array"}}}
+    bad = {"type": "object", "properties": {"toolsChanged": {"type": "string"}}}
+    entry = "[extensions.case-ext.extend]"
+
+    def extend(target: str, *sources: str) -> dict[str, Any]:
+        return {"extensions": {"case-ext": {"extend": {target: list(sources)}}}}
+
+    assert entry in _extension_error(extend("Nothing", "Job"), {"Job": job})
+    assert "Missing is not a struct" in _extension_error(extend("Filter", "Missing"), {"Job": job})
+    assert "disagrees" in _extension_error(extend("Filter", "Bad"), {"Bad": bad})
+    # The extension defines a struct that holds the extended one: ambiguous, refused.
+    params = {"type": "object", "properties": {"x": {"type": "string"}}}
+    message = _extension_error(extend("Filter", "Job"), {"Job": job, "WatchRequestParams": params})
+    assert "defines its own WatchRequestParams" in message
+
+
+def test_lenient_keys_must_be_objects() -> None:
+    schema = json.loads((CASES / "lenient_params" / "schema.json").read_text())
+    schema["$defs"]["FetchRequestParams"]["allOf"][1]["properties"]["url"] = {"type": "string"}
+    policy = tomllib.loads((CASES / "lenient_params" / "policy.toml").read_text())
+    policy["lenient"]["keys"] = ["_meta", "url"]
+    with pytest.raises(GenerationError, match=r"FetchRequestParams.url: \[lenient\].keys"):
+        build_module(schema, _pin("x", b"", "x"), (), policy_from_dict(policy))

@@ -1,4 +1,5 @@
-"""The core performs no I/O: none of its modules imports an I/O or threading module."""
+"""The core performs no I/O: none of its modules (server core, client core, stores)
+imports an I/O or threading module."""
 
 from __future__ import annotations
 
@@ -12,7 +13,13 @@ from tests.conftest import REPO
 
 CORE = REPO / "runtime" / "mcpgen"
 CORE_MODULES = sorted(
-    [CORE / "_jsonrpc.py", CORE / "_protocol.py", *(CORE / "_server").glob("*.py")]
+    [
+        CORE / "_jsonrpc.py",
+        CORE / "_protocol.py",
+        *(CORE / "_server").glob("*.py"),
+        *(CORE / "_client").glob("*.py"),
+        *(CORE / "stores").glob("*.py"),
+    ]
 )
 FORBIDDEN = {
     "asyncio",

@@ -17,6 +17,7 @@ import pytest
 from mcpgen import Client as McpClient
 from mcpgen import ConfigurationError, Context, InputRequired, McpError, Server, elicit_form
 from mcpgen._server import DEFERRED
+from mcpgen.stores import InMemoryBus, InMemoryTaskStore, TaskState
 from mcpgen.transports import MemoryConnection
 from tests.server.harness import Client, Recorder, request
 
@@ -340,8 +341,9 @@ def test_unknown_ids_and_other_callers_get_the_same_error(built: Any) -> None:
 
 
 def test_tasks_expire_after_their_ttl() -> None:
-    server, seen = build(task_ttl_seconds=10, task_poll_seconds=0.25)
     now = [time.time()]
+    store = InMemoryTaskStore(clock=lambda: now[0])
+    server, seen = build(task_ttl_seconds=10, task_poll_seconds=0.25, task_store=store)
     server.core.tasks.clock = lambda: now[0]
 
     async def body(c: Client) -> None:
@@ -355,7 +357,8 @@ def test_tasks_expire_after_their_ttl() -> None:
         assert (await get(c, task_id))["error"]["code"] == -32602
         await asyncio.sleep(0.01)
         assert seen["cancelled"] is True  # still running at expiry: cancelled
-        assert task_id not in server.core.tasks.records
+        assert task_id not in server.core.tasks.running
+        assert await store.get(task_id) is None and len(store) == 0
 
     run(server, body)
 
@@ -378,7 +381,10 @@ def test_server_shutdown_cancels_running_tasks(built: Any) -> None:
         server.close()
         await asyncio.sleep(0.01)
         assert seen["cancelled"] is True
-        assert server.core.tasks.records[task_id].status == "cancelled"
+        assert server.core.tasks.running == {}
+        record = await server.core.tasks.store.get(task_id)
+        assert record is not None and record.status == "cancelled"
+        assert record.status_message == "the server shut down"
 
     run(server, body)
 
@@ -622,7 +628,8 @@ def test_listen_for_task_status(built: Any) -> None:
         await settle(c, task_id, ("input_required",))
         stream = Recorder()
         filters = {"notifications": {"taskIds": [task_id, "unknown"]}}
-        out = c.send(request(9, "subscriptions/listen", filters, caps=DECLARED), stream)
+        # The ids are checked against the task store (async), then the stream stays open.
+        out = await c.areply(request(9, "subscriptions/listen", filters, caps=DECLARED), stream)
         assert out is DEFERRED
         (ack,) = stream.take()
         assert ack["params"]["notifications"] == {"taskIds": [task_id]}
@@ -676,5 +683,100 @@ def test_an_ordinary_client_gets_ordinary_results(built: Any) -> None:
             with pytest.raises(McpError) as caught:
                 await client.call_tool("must")
             assert caught.value.code == -32021
+
+    asyncio.run(asyncio.wait_for(body(), 10))
+
+
+# -- several workers sharing a task store and a bus ---------------------------------------------
+def test_workers_sharing_a_store_and_a_bus_answer_for_each_others_tasks() -> None:
+    """Worker A runs the task; worker B, with the same store and bus (in-memory here,
+    shared ones in a deployment), answers tasks/get from the store, streams its status
+    to a listen stream, and a tasks/cancel on B stops the work on A."""
+    store, bus = InMemoryTaskStore(), InMemoryBus()
+    server_a, seen_a = build(task_store=store, bus=bus)
+    server_b, _ = build(task_store=store, bus=bus)
+
+    async def body() -> None:
+        a, b = Client(server_a), Client(server_b)
+        task_id = (await call(a, "slow", {"seconds": 30}))["result"]["taskId"]
+        await asyncio.sleep(0.01)
+        assert (await get(b, task_id))["result"]["status"] == "working"
+        other = await get(b, task_id, caps=DECLARED, channel=Recorder(principal="mallory"))
+        assert other["error"]["code"] == -32602
+        stream = Recorder()
+        filters = {"notifications": {"taskIds": [task_id]}}
+        listen = request(7, "subscriptions/listen", filters, caps=DECLARED)
+        assert await b.areply(listen, stream) is DEFERRED
+        stream.take()  # the ack
+        cancelled = await send(b, 8, "tasks/cancel", {"taskId": task_id})
+        assert "error" not in cancelled
+        await asyncio.sleep(0.01)
+        assert seen_a["cancelled"] is True  # A saw the status change on the bus
+        assert task_id not in server_a.core.tasks.running
+        assert (await get(a, task_id))["result"]["status"] == "cancelled"
+        (note,) = stream.take()
+        assert note["method"] == "notifications/tasks"
+        assert note["params"]["status"] == "cancelled" and note["params"]["_meta"] == {SUB: 7}
+
+    asyncio.run(asyncio.wait_for(body(), 10))
+
+
+class SlowStore(InMemoryTaskStore):
+    """A store whose writes take event-loop turns, as a networked one's do; the second
+    write (the first after creation) is much slower than the ones after it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+        self.written: list[str] = []
+
+    async def put(self, state: TaskState) -> None:
+        self.calls += 1
+        for _ in range(20 if self.calls == 2 else 1):
+            await asyncio.sleep(0)
+        self.written.append(state.status)
+        await super().put(state)
+
+
+def test_a_slow_store_still_ends_with_the_newest_state() -> None:
+    """Progress is written from synchronous code while the outcome is written from the
+    task: one write per task at a time, the last one the newest, so a slow progress
+    write cannot land after the outcome and put a finished task back to working."""
+    store = SlowStore()
+    server = Server("slow-store", task_store=store)
+
+    @server.tool(task="optional")
+    async def hurried(ctx: Context) -> str:
+        ctx.progress(1, 2, "half way")
+        await asyncio.sleep(0)  # the progress write is under way
+        return "done"
+
+    async def body(c: Client) -> None:
+        task_id = (await call(c, "hurried"))["result"]["taskId"]
+        await asyncio.sleep(0.05)
+        final = (await get(c, task_id))["result"]
+        assert final["status"] == "completed"
+        assert final["statusMessage"] == "half way"
+        assert store.written == ["working", "working", "completed"]
+
+    run(server, body)
+
+
+def test_input_for_a_task_must_reach_the_worker_running_it() -> None:
+    store, bus = InMemoryTaskStore(), InMemoryBus()
+    server_a, _ = build(task_store=store, bus=bus)
+    server_b, _ = build(task_store=store, bus=bus)
+
+    async def body() -> None:
+        a, b = Client(server_a), Client(server_b)
+        task_id = (await call(a, "ask", {"item": "x"}))["result"]["taskId"]
+        waiting = await settle(b, task_id, ("input_required",))
+        assert list(waiting["inputRequests"]) == ["confirm"]
+        update = {"taskId": task_id, "inputResponses": {"confirm": {"action": "decline"}}}
+        refused = await send(b, 2, "tasks/update", update)
+        assert refused["error"]["code"] == -32603
+        assert "another worker" in refused["error"]["message"]
+        assert "error" not in await send(a, 3, "tasks/update", update)
+        assert (await settle(b, task_id))["status"] == "completed"
 
     asyncio.run(asyncio.wait_for(body(), 10))

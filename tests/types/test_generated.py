@@ -190,6 +190,9 @@ def test_extension_module_shares_core_classes() -> None:
         "tasks/update",
         "tasks/cancel",
         "notifications/tasks",
+        # core methods holding a definition the extension adds keys to (policy.toml)
+        "subscriptions/listen",
+        "notifications/subscriptions/acknowledged",
     }
     created = msgspec.json.decode(
         b'{"resultType":"task","taskId":"t1","status":"working","createdAt":"x",'
@@ -205,9 +208,105 @@ def test_extension_module_shares_core_classes() -> None:
     assert type(got).__name__ == "GetTaskResultCompleted" and got.result == {"content": []}
 
 
+def test_tasks_params_carry_the_modern_meta() -> None:
+    from mcpgen_types import ext_tasks
+
+    raw = b'{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"taskId":"t1"}'
+    params = msgspec.json.decode(raw, type=ext_tasks.METHODS["tasks/get"].params)
+    assert params.task_id == "t1" and params.meta["io.modelcontextprotocol/protocolVersion"]
+    assert json.loads(msgspec.json.encode(params)) == json.loads(raw)
+    with pytest.raises(msgspec.ValidationError, match="_meta"):
+        msgspec.json.decode(b'{"taskId":"t1"}', type=ext_tasks.CancelTaskRequestParams)
+
+
+def test_extension_adds_task_ids_to_the_core_subscription_filter() -> None:
+    from mcpgen_types import ext_tasks
+
+    assert "SubscriptionFilter" in ext_tasks.CORE_EXTENDED
+    assert ext_tasks.SubscriptionFilter is not v2026_07_28.SubscriptionFilter
+    raw = (
+        b'{"_meta":{},"notifications":{"toolsListChanged":true,"taskIds":["a"],'
+        b'"resourceSubscriptions":["file:///x"]}}'
+    )
+    info = ext_tasks.METHODS["subscriptions/listen"]
+    params = msgspec.json.decode(raw, type=info.params)
+    assert params.notifications.task_ids == ["a"]
+    assert params.notifications.tools_list_changed is True
+    assert info.result is v2026_07_28.SubscriptionsListenResult  # untouched: imported
+    core = msgspec.json.decode(raw, type=v2026_07_28.SubscriptionsListenRequestParams)
+    assert not hasattr(core.notifications, "task_ids")  # the core revision stays as pinned
+    ack = ext_tasks.SubscriptionsAcknowledgedNotification(
+        params=ext_tasks.SubscriptionsAcknowledgedNotificationParams(
+            notifications=ext_tasks.SubscriptionFilter(task_ids=["a"])
+        )
+    )
+    assert json.loads(msgspec.json.encode(ack)) == {
+        "method": "notifications/subscriptions/acknowledged",
+        "jsonrpc": "2.0",
+        "params": {"notifications": {"taskIds": ["a"]}},
+    }
+
+
+def test_lenient_params_let_legacy_requests_omit_meta() -> None:
+    table = v2026_07_28.LENIENT_PARAMS
+    assert table["tools/call"] is v2026_07_28.CallToolRequestParamsLenient
+    assert table["tools/list"] is table["prompts/list"] is v2026_07_28.PaginatedRequestParamsLenient
+    assert set(table) == {
+        m
+        for m, info in v2026_07_28.METHODS.items()
+        if info.kind == "request"
+        and isinstance(info.params, type)
+        and any(
+            f.encode_name == "_meta" and f.required for f in msgspec.structs.fields(info.params)
+        )
+    }
+    for method, lenient in table.items():
+        assert issubclass(lenient, v2026_07_28.METHODS[method].params)
+    call = msgspec.json.decode(b'{"name":"echo"}', type=table["tools/call"])
+    assert isinstance(call, v2026_07_28.CallToolRequestParams) and call.meta == {}
+    with pytest.raises(msgspec.ValidationError, match="_meta"):
+        msgspec.json.decode(b'{"name":"echo"}', type=v2026_07_28.CallToolRequestParams)
+    assert not hasattr(v2025_11_25, "LENIENT_PARAMS")  # legacy types need no variant
+
+
 def test_latest_reexports_the_newest_modern_revision() -> None:
     from mcpgen_types import latest
 
     assert mcpgen_types.LATEST == "2026-07-28"
     assert latest.CallToolRequest is v2026_07_28.CallToolRequest
     assert mcpgen_types.LEGACY == ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+
+
+def _subclasses(cls: type) -> set[type]:
+    out = set(cls.__subclasses__())
+    for sub in list(out):
+        out |= _subclasses(sub)
+    return out
+
+
+def test_the_runtime_defines_no_message_types_of_its_own() -> None:
+    """Every MCP message type the server decodes is generated: the runtime defines no
+    subclass of a generated struct, statically or at run time."""
+    import pkgutil
+
+    import mcpgen
+    from mcpgen._server._methods import METHODS
+    from mcpgen_types._base import MCPStruct
+
+    for info in pkgutil.walk_packages(mcpgen.__path__, "mcpgen."):
+        if info.name != "mcpgen._cli":  # the command line needs typer, not the runtime
+            importlib.import_module(info.name)
+    lenient = {name: spec.lenient.type for name, spec in METHODS.items() if spec.lenient}
+    assert lenient == {
+        name: v2026_07_28.LENIENT_PARAMS[name]
+        for name, spec in METHODS.items()
+        if spec.legacy and spec.modern is not None
+    }  # every method both eras call decodes legacy requests with a generated variant
+    legacy = METHODS["tools/call"].legacy_params("2025-11-25", b'{"name":"n"}')
+    assert type(legacy) is v2026_07_28.CallToolRequestParamsLenient
+    foreign = sorted(
+        f"{c.__module__}.{c.__qualname__}"
+        for c in _subclasses(MCPStruct)
+        if c.__module__.split(".")[0] == "mcpgen"  # other tests define their own: not ours
+    )
+    assert not foreign

@@ -1,54 +1,24 @@
-"""Change notifications: a bus interface, an in-memory bus, and listen subscriptions.
+"""What a worker does with bus events: the open `subscriptions/listen` streams and the
+rule of which events each one wants.
 
-`Server.notify_*` publish change events on the bus; every process subscribed to the
-bus fans them out to its own modern `subscriptions/listen` streams and legacy
-sessions. The in-memory bus delivers within the process; a shared bus (e.g. Redis)
-implements the same two methods to reach other workers.
+The `Bus` itself (and the event types) live in `mcpgen.stores`. `Server.notify_*`
+and the task runner publish there; the core subscribes once and fans every event out
+to its own listen streams and legacy sessions, so an event published by any worker
+reaches the streams of all of them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 import msgspec
 
-__all__ = ["ChangeEvent", "InMemoryBus", "SubscriptionBus"]
+from mcpgen._server._call import Channel
+from mcpgen.stores import ChangeEvent
+
+__all__ = ["PROMPTS", "RESOURCE", "RESOURCES", "TOOLS", "ChangeEvent", "Listener", "uri_covers"]
 
 TOOLS, PROMPTS, RESOURCES, RESOURCE = "tools", "prompts", "resources", "resource"
-
-
-class ChangeEvent(msgspec.Struct, frozen=True):
-    kind: str  # "tools" | "prompts" | "resources" (list changed) | "resource" (one updated)
-    uri: str | None = None
-
-
-class SubscriptionBus(Protocol):
-    def publish(self, event: ChangeEvent) -> None: ...
-
-    def subscribe(self, callback: Callable[[ChangeEvent], None]) -> Callable[[], None]:
-        """Register a callback; returns a function that unregisters it."""
-        ...
-
-
-class InMemoryBus:
-    """Delivers synchronously to callbacks in this process."""
-
-    def __init__(self) -> None:
-        self._callbacks: list[Callable[[ChangeEvent], None]] = []
-
-    def publish(self, event: ChangeEvent) -> None:
-        for callback in list(self._callbacks):
-            callback(event)
-
-    def subscribe(self, callback: Callable[[ChangeEvent], None]) -> Callable[[], None]:
-        self._callbacks.append(callback)
-
-        def unsubscribe() -> None:
-            if callback in self._callbacks:
-                self._callbacks.remove(callback)
-
-        return unsubscribe
 
 
 def uri_covers(subscribed: str, updated: str) -> bool:
@@ -62,13 +32,13 @@ def uri_covers(subscribed: str, updated: str) -> bool:
 class Listener(msgspec.Struct):
     """One open `subscriptions/listen` stream."""
 
-    request_id: Any
-    channel: Any
+    request_id: str | int  # the listen request's id: every notification is tagged with it
+    channel: Channel
     tools: bool
     prompts: bool
     resources: bool
     uris: tuple[str, ...]
-    extra: dict[str, Any]  # extension filters (e.g. task ids)
+    extra: dict[str, Any]  # extension filters (e.g. "taskIds": a frozenset of task ids)
 
     def wants(self, event: ChangeEvent) -> bool:
         if event.kind == TOOLS:
@@ -78,3 +48,6 @@ class Listener(msgspec.Struct):
         if event.kind == RESOURCES:
             return self.resources
         return event.uri is not None and any(uri_covers(u, event.uri) for u in self.uris)
+
+    def follows(self, task_id: str) -> bool:
+        return task_id in self.extra.get("taskIds", ())

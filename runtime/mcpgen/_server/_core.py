@@ -1,18 +1,22 @@
 """The server core shared by every connection: configuration, the frozen registry
-snapshot, result stamping, cached list pages and change fan-out.
+snapshot, result stamping, cached list pages and the fan-out of bus events.
 
 Registries are immutable snapshots. Registration before serving builds the first one;
 a change after serving has started (`Server.add_tool` ...) swaps in a new snapshot,
 which drops every cached encoding, and publishes the matching list-changed event.
+
+Collaborators get narrow things, never the core: the task runner gets its store, the
+spawn function, the bus's `publish` and the mask-errors flag. The core subscribes to the
+bus once and hands each event to its listen streams and legacy sessions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import msgspec
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from mcpgen._errors import McpError
 from mcpgen._jsonrpc import result_frame
@@ -22,22 +26,24 @@ from mcpgen._protocol import (
     SUPPORTED,
     downgrade,
 )
-from mcpgen._server._bus import (
-    PROMPTS,
-    RESOURCE,
-    RESOURCES,
-    TOOLS,
-    ChangeEvent,
-    InMemoryBus,
-    Listener,
-    SubscriptionBus,
-)
+from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, Listener
 from mcpgen._server._defs import CompletionDef, PromptDef, ResourceDef, TemplateDef, ToolDef
 from mcpgen._server._state import Sealer
-from mcpgen._server._tasks import TASKS, Spawn, TaskStore
+from mcpgen._server._task_runner import TaskRunner
+from mcpgen._server._tasks import TASKS, Spawn
+from mcpgen.stores import (
+    Bus,
+    BusEvent,
+    ChangeEvent,
+    InMemoryBus,
+    InMemoryTaskStore,
+    TaskEvent,
+    TaskStore,
+)
+from mcpgen_types import ext_tasks as x
 from mcpgen_types import latest as t
 
-__all__ = ["CacheHint", "Registry", "ServerCore"]
+__all__ = ["CacheHint", "LegacySession", "Registry", "ServerCore"]
 
 _encode = msgspec.json.Encoder().encode
 CACHEABLE = tuple(m for m, info in t.METHODS.items() if info.cacheable)
@@ -57,6 +63,13 @@ class Registry(msgspec.Struct, frozen=True):
     fallback_completion: CompletionDef | None = None
 
 
+class LegacySession(Protocol):
+    """What the core needs of a legacy session: to be handed change events (it decides,
+    by its own subscriptions, whether to notify its client)."""
+
+    def deliver(self, event: ChangeEvent, frame: bytes) -> None: ...
+
+
 class ServerCore:
     def __init__(
         self,
@@ -70,8 +83,9 @@ class ServerCore:
         mask_errors: bool,
         logging: bool,
         extensions: dict[str, dict[str, Any]],
-        bus: SubscriptionBus | None = None,
+        bus: Bus | None = None,
         spawn: Spawn | None = None,
+        task_store: TaskStore | None = None,
         task_ttl_ms: int | None = 3_600_000,
         task_poll_ms: int = 1000,
     ) -> None:
@@ -85,11 +99,18 @@ class ServerCore:
         self.extensions = extensions
         self.server_meta: dict[str, Any] = {META_SERVER_INFO: msgspec.to_builtins(info)}
         self.listeners: dict[int, Listener] = {}
-        self.legacy_sessions: set[Any] = set()
-        self.bus: SubscriptionBus = bus if bus is not None else InMemoryBus()
-        self._unsubscribe = self.bus.subscribe(self.deliver)
+        self.legacy_sessions: set[LegacySession] = set()
+        self.bus: Bus = bus if bus is not None else InMemoryBus()
         self.registry = registry
-        self.tasks = TaskStore(self, spawn, ttl_ms=task_ttl_ms, poll_ms=task_poll_ms)
+        self.tasks = TaskRunner(
+            task_store if task_store is not None else InMemoryTaskStore(),
+            spawn=spawn,
+            publish=self.bus.publish,
+            mask_errors=mask_errors,
+            ttl_ms=task_ttl_ms,
+            poll_ms=task_poll_ms,
+        )
+        self._unsubscribe = self.bus.subscribe(self.deliver)
         self._pages: dict[tuple[str, str, int], bytes] = {}
         self._discover: bytes | None = None
         self._caps: dict[str, Any] | None = None
@@ -210,14 +231,28 @@ class ServerCore:
             cached = self._pages[key] = _encode(self.encode_result(method, version, era, result))
         return msgspec.Raw(cached)
 
-    # -- change fan-out ---------------------------------------------------------------------
-    def deliver(self, event: ChangeEvent) -> None:
-        frame = _notification_frame(event)
-        for listener in list(self.listeners.values()):
-            if listener.wants(event):
-                listener.channel.notify(_tag(frame, listener.request_id))
-        for session in list(self.legacy_sessions):
-            session.deliver(event, frame)
+    # -- bus fan-out -------------------------------------------------------------------------
+    def deliver(self, event: BusEvent) -> None:
+        """Every bus event, from any worker: to this worker's streams that want it."""
+        if type(event) is ChangeEvent:
+            for listener in list(self.listeners.values()):
+                if listener.wants(event):
+                    note = change_notification(event, listener.request_id)
+                    listener.channel.notify(_encode(note))
+            if self.legacy_sessions:
+                frame = _encode(change_notification(event, None))
+                for session in list(self.legacy_sessions):
+                    session.deliver(event, frame)
+        elif type(event) is TaskEvent:
+            self.tasks.observe(event)
+            for listener in list(self.listeners.values()):
+                if listener.follows(event.task_id):
+                    params = {**event.detail, "_meta": {META_SUBSCRIPTION_ID: listener.request_id}}
+                    status = x.TaskStatusNotification(
+                        params=msgspec.convert(params, x.TaskStatusNotificationParams)
+                    )
+                    listener.channel.notify(_encode(status))
+        # A ReplyEvent is for whoever awaits that legacy client's answer, not for the core.
 
     def close_listeners(self) -> None:
         """Graceful shutdown: every open listen stream gets its final result."""
@@ -236,23 +271,34 @@ class ServerCore:
         return result
 
 
-_NOTIFICATIONS = {
-    TOOLS: "notifications/tools/list_changed",
-    PROMPTS: "notifications/prompts/list_changed",
-    RESOURCES: "notifications/resources/list_changed",
-    RESOURCE: "notifications/resources/updated",
+_LIST_CHANGED: dict[
+    str,
+    type[
+        t.ToolListChangedNotification
+        | t.PromptListChangedNotification
+        | t.ResourceListChangedNotification
+    ],
+] = {
+    TOOLS: t.ToolListChangedNotification,
+    PROMPTS: t.PromptListChangedNotification,
+    RESOURCES: t.ResourceListChangedNotification,
 }
+Notification = (
+    t.ToolListChangedNotification
+    | t.PromptListChangedNotification
+    | t.ResourceListChangedNotification
+    | t.ResourceUpdatedNotification
+)
 
 
-def _notification_frame(event: ChangeEvent) -> dict[str, Any]:
-    frame: dict[str, Any] = {"jsonrpc": "2.0", "method": _NOTIFICATIONS[event.kind]}
+def change_notification(event: ChangeEvent, subscription_id: str | int | None) -> Notification:
+    """The notification for a change; on a listen stream it carries the listen
+    request's id (same JSON type) in `_meta`, in a legacy session nothing."""
+    meta: dict[str, Any] | UnsetType = (
+        UNSET if subscription_id is None else {META_SUBSCRIPTION_ID: subscription_id}
+    )
     if event.kind == RESOURCE:
-        frame["params"] = {"uri": event.uri}
-    return frame
-
-
-def _tag(frame: dict[str, Any], subscription_id: Any) -> bytes:
-    """A listen-stream notification carries the listen request's id, same JSON type."""
-    params = dict(frame.get("params", {}))
-    params["_meta"] = {META_SUBSCRIPTION_ID: subscription_id}
-    return _encode({**frame, "params": params})
+        params = t.ResourceUpdatedNotificationParams(uri=event.uri or "", meta=meta)
+        return t.ResourceUpdatedNotification(params=params)
+    kind = _LIST_CHANGED[event.kind]
+    return kind() if meta is UNSET else kind(params=t.NotificationParams(meta=meta))

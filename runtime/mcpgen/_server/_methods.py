@@ -3,7 +3,8 @@
 Each handler takes (core, session, call, params) and returns a result struct, a
 pre-encoded `msgspec.Raw`, an `InputRequired`, `DEFERRED`, or a coroutine resolving
 to one of these. Typed params come from the generated tables; legacy requests (no
-`_meta`, params often omitted) are converted into the same types.
+`_meta`, params often omitted) decode into the generated lenient variants of the same
+types (`LENIENT_PARAMS`, where `_meta` may be absent).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import base64
 import functools
 from collections.abc import Callable
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -18,21 +20,12 @@ from msgspec import UNSET
 
 from mcpgen import _protocol as proto
 from mcpgen._errors import McpError
-from mcpgen._server._bus import Listener
-from mcpgen._server._call import DEFERRED, Call
+from mcpgen._server._call import Call
 from mcpgen._server._content import failure, to_call_result, tool_error
 from mcpgen._server._context import Context, InputRequired
 from mcpgen._server._state import params_digest
-from mcpgen._server._task_methods import (
-    CancelParams,
-    GetParams,
-    ListenParams,
-    UpdateParams,
-    cancel_task,
-    get_task,
-    update_task,
-)
-from mcpgen._server._tasks import TASKS, declared, missing
+from mcpgen._server._task_methods import cancel_task, get_task, listen, update_task
+from mcpgen_types import ext_tasks as x
 from mcpgen_types import latest as t
 
 if TYPE_CHECKING:
@@ -47,26 +40,17 @@ class MethodSpec(msgspec.Struct, frozen=True):
     name: str
     handler: Handler
     modern: msgspec.json.Decoder[Any] | None
+    lenient: msgspec.json.Decoder[Any] | None = None  # the modern type, `_meta` optional
     mrtr: bool = False
     digest: Callable[[Any], str] | None = None
     legacy: bool = True  # False: modern requests only (a legacy session gets -32601)
 
     def legacy_params(self, version: str, raw: Any) -> Any:
-        if self.modern is None:  # a legacy-only method: the revision's own type
+        body = raw if raw is not UNSET else b"{}"
+        if self.lenient is None:  # a legacy-only method: the revision's own type
             info = proto.legacy_methods(version)[self.name]
-            return msgspec.json.decode(raw if raw is not UNSET else b"{}", type=info.params)
-        return _lenient(t.METHODS[self.name].params).decode(raw if raw is not UNSET else b"{}")
-
-
-@functools.cache
-def _lenient(params_type: type) -> msgspec.json.Decoder[Any]:
-    """A decoder of the modern params type in which `_meta` may be absent (legacy
-    requests): a subclass whose `_meta` defaults to an empty dict."""
-    meta: Any = msgspec.field(default_factory=dict, name="_meta")
-    lenient = msgspec.defstruct(
-        params_type.__name__, [("meta", dict[str, Any], meta)], bases=(params_type,), kw_only=True
-    )
-    return msgspec.json.Decoder(lenient)
+            return msgspec.json.decode(body, type=info.params)
+        return self.lenient.decode(body)
 
 
 # Cacheable results require their cache hints; the core stamps the configured ones.
@@ -79,7 +63,10 @@ def _not_found(call: Call, what: str, name: str, **data: Any) -> McpError:
 
 def _resource_not_found(call: Call, uri: str) -> McpError:
     # 2026-07-28 uses -32602; older revisions used -32002 (resources page of each).
-    code = proto.INVALID_PARAMS if call.era == "modern" else -32002
+    if call.era == "modern":
+        code = proto.INVALID_PARAMS
+    else:
+        code = proto.legacy_module(call.version).RESOURCE_NOT_FOUND
     return McpError(code, f"resource not found: {uri}", {"uri": uri})
 
 
@@ -342,53 +329,6 @@ def unsubscribe(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
     return t.Result()
 
 
-# -- subscriptions/listen ------------------------------------------------------------------------
-def listen(core: ServerCore, session: Any, call: Call, params: ListenParams) -> Any:
-    wanted = params.notifications
-    caps = core.capabilities()
-    honoured: dict[str, Any] = {}
-    extra: dict[str, Any] = {}
-    if wanted.task_ids is not UNSET and TASKS in caps.get("extensions", {}):
-        if not declared(call):
-            raise missing("notifications.taskIds")
-        accepted = core.tasks.watchable(wanted.task_ids, call.principal)
-        honoured["taskIds"] = accepted
-        extra["taskIds"] = frozenset(accepted)
-    if wanted.tools_list_changed is True and "tools" in caps:
-        honoured["toolsListChanged"] = True
-    if wanted.prompts_list_changed is True and "prompts" in caps:
-        honoured["promptsListChanged"] = True
-    if wanted.resources_list_changed is True and "resources" in caps:
-        honoured["resourcesListChanged"] = True
-    uris = (
-        ()
-        if wanted.resource_subscriptions is UNSET or "resources" not in caps
-        else tuple(wanted.resource_subscriptions)
-    )
-    if uris:
-        honoured["resourceSubscriptions"] = list(uris)
-    listener = Listener(
-        call.request_id,
-        call.channel,
-        bool(honoured.get("toolsListChanged")),
-        bool(honoured.get("promptsListChanged")),
-        bool(honoured.get("resourcesListChanged")),
-        uris,
-        extra,
-    )
-    ack = {
-        "jsonrpc": "2.0",
-        "method": "notifications/subscriptions/acknowledged",
-        "params": {
-            "notifications": honoured,
-            "_meta": {proto.META_SUBSCRIPTION_ID: call.request_id},
-        },
-    }
-    call.channel.notify(msgspec.json.encode(ack))  # nothing may precede the ack on this stream
-    session.register_listen(listener)
-    return DEFERRED
-
-
 # -- headers, initialize ------------------------------------------------------------------
 def check_headers(core: ServerCore, method: str, params: Any, headers: dict[str, str]) -> None:
     """`Mcp-Name` and `Mcp-Param-*` must equal the body (2026-07-28 transports page)."""
@@ -419,20 +359,40 @@ def check_headers(core: ServerCore, method: str, params: Any, headers: dict[str,
 
 
 def initialize_result(core: ServerCore, version: str) -> Any:
+    """The legacy handshake's answer, as `version`'s own InitializeResult."""
     module = proto.legacy_module(version)
-    data: dict[str, Any] = {
-        "protocolVersion": version,
-        "capabilities": {k: v for k, v in core.capabilities().items() if k != "extensions"},
-        "serverInfo": msgspec.to_builtins(core.info),
-    }
-    if core.instructions is not None:
-        data["instructions"] = core.instructions
-    return msgspec.convert(data, module.InitializeResult)
+    caps = {k: v for k, v in core.capabilities().items() if k != "extensions"}
+    return module.InitializeResult(
+        protocol_version=version,
+        # The revision's own types keep only the keys it defines.
+        capabilities=msgspec.convert(caps, module.ServerCapabilities),
+        server_info=msgspec.convert(msgspec.to_builtins(core.info), module.Implementation),
+        instructions=UNSET if core.instructions is None else core.instructions,
+    )
 
 
 # -- the table ---------------------------------------------------------------------------------
-def _decoder(method: str) -> msgspec.json.Decoder[Any]:
-    return msgspec.json.Decoder(t.METHODS[method].params)
+def _spec(
+    name: str,
+    handler: Handler,
+    types: ModuleType = t,
+    *,
+    mrtr: bool = False,
+    digest: Callable[[Any], str] | None = None,
+    legacy: bool = True,
+) -> MethodSpec:
+    """A method with a modern params type (from `types`); one legacy sessions may call
+    too decodes their requests with the generated lenient variant (`_meta` optional)."""
+    lenient = t.LENIENT_PARAMS[name] if legacy else None
+    return MethodSpec(
+        name,
+        handler,
+        msgspec.json.Decoder(types.METHODS[name].params),
+        None if lenient is None else msgspec.json.Decoder(lenient),
+        mrtr,
+        digest,
+        legacy,
+    )
 
 
 def _digest_tool(p: Any) -> str:
@@ -450,29 +410,20 @@ def _digest_read(p: Any) -> str:
 METHODS: dict[str, MethodSpec] = {
     spec.name: spec
     for spec in (
-        MethodSpec("server/discover", discover, _decoder("server/discover")),
-        MethodSpec("tools/list", list_tools, _decoder("tools/list")),
-        MethodSpec("tools/call", call_tool, _decoder("tools/call"), mrtr=True, digest=_digest_tool),
-        MethodSpec("prompts/list", list_prompts, _decoder("prompts/list")),
-        MethodSpec(
-            "prompts/get", get_prompt, _decoder("prompts/get"), mrtr=True, digest=_digest_prompt
-        ),
-        MethodSpec("resources/list", list_resources, _decoder("resources/list")),
-        MethodSpec(
-            "resources/templates/list", list_templates, _decoder("resources/templates/list")
-        ),
-        MethodSpec(
-            "resources/read",
-            read_resource,
-            _decoder("resources/read"),
-            mrtr=True,
-            digest=_digest_read,
-        ),
-        MethodSpec("completion/complete", complete, _decoder("completion/complete")),
-        MethodSpec("subscriptions/listen", listen, msgspec.json.Decoder(ListenParams)),
-        MethodSpec("tasks/get", get_task, msgspec.json.Decoder(GetParams), legacy=False),
-        MethodSpec("tasks/update", update_task, msgspec.json.Decoder(UpdateParams), legacy=False),
-        MethodSpec("tasks/cancel", cancel_task, msgspec.json.Decoder(CancelParams), legacy=False),
+        _spec("server/discover", discover),
+        _spec("tools/list", list_tools),
+        _spec("tools/call", call_tool, mrtr=True, digest=_digest_tool),
+        _spec("prompts/list", list_prompts),
+        _spec("prompts/get", get_prompt, mrtr=True, digest=_digest_prompt),
+        _spec("resources/list", list_resources),
+        _spec("resources/templates/list", list_templates),
+        _spec("resources/read", read_resource, mrtr=True, digest=_digest_read),
+        _spec("completion/complete", complete),
+        # Modern only: the Tasks extension's view of these (with `taskIds`, `_meta`).
+        _spec("subscriptions/listen", listen, x, legacy=False),
+        _spec("tasks/get", get_task, x, legacy=False),
+        _spec("tasks/update", update_task, x, legacy=False),
+        _spec("tasks/cancel", cancel_task, x, legacy=False),
         MethodSpec("logging/setLevel", set_level, None),
         MethodSpec("resources/subscribe", subscribe, None),
         MethodSpec("resources/unsubscribe", unsubscribe, None),

@@ -10,19 +10,32 @@ same way and handed to the same handler.
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
 from mcpgen import _protocol as proto
 from mcpgen._errors import McpError
 from mcpgen._server._context import InputRequired
+from mcpgen._server._state import Sealer
 from mcpgen_types import latest as t
 
 if TYPE_CHECKING:
     from mcpgen._server._call import Call
-    from mcpgen._server._core import ServerCore
-    from mcpgen._server._methods import MethodSpec
+
+
+# What sealing a round needs of the core and of the method's spec (narrow, so that this
+# module, which the task runner uses too, imports neither the core nor the method table).
+class _Sealing(Protocol):
+    @property
+    def sealer(self) -> Sealer: ...
+
+
+class _Digest(Protocol):
+    @property
+    def digest(self) -> Callable[[Any], str] | None: ...
+
 
 __all__ = [
     "input_request_method",
@@ -92,7 +105,7 @@ def request_kinds(call: Call, out: InputRequired) -> dict[str, str]:
 
 
 def input_required(
-    core: ServerCore, spec: MethodSpec, call: Call, params: Any, out: InputRequired
+    core: _Sealing, spec: _Digest, call: Call, params: Any, out: InputRequired
 ) -> t.InputRequiredResult:
     kinds = request_kinds(call, out)
     assert spec.digest is not None
@@ -109,7 +122,7 @@ def input_required(
     )
 
 
-def open_retry(core: ServerCore, spec: MethodSpec, call: Call, params: Any) -> None:
+def open_retry(core: _Sealing, spec: _Digest, call: Call, params: Any) -> None:
     """On a retry, verify `requestState` and type `inputResponses` into the call.
 
     With sealed state the methods it recorded type each answer; without state (a

@@ -402,7 +402,7 @@ class Session:
             self.bridge.cancel(request_id)
 
     # -- legacy change notifications -----------------------------------------------------------
-    def deliver(self, event: ChangeEvent, frame: dict[str, Any]) -> None:
+    def deliver(self, event: ChangeEvent, frame: bytes) -> None:
         legacy, channel = self.legacy, self.channel
         if legacy is None or not legacy.initialized or channel is None:
             return
@@ -410,7 +410,7 @@ class Session:
             uri_covers(u, event.uri or "") for u in legacy.subscriptions
         ):
             return
-        channel.notify(_encode(frame))
+        channel.notify(frame)
 
     def register_listen(self, listener: Listener) -> None:
         key = id(listener)

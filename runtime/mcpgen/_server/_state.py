@@ -2,10 +2,16 @@
 
 `requestState` round-trips through the client, so it is attacker-controlled input.
 The library seals it: HMAC-SHA256 over a compact body that binds the handler's state
-to an expiry, the method, a digest of the salient params and the principal. A key
-ring allows rotation (seal with the first key, open with any); a shared key lets many
-workers open each other's tokens. Tokens are signed, not encrypted: keep secrets out
-of handler state. Cursors use the same keys with a short tag.
+to an expiry, the method, a digest of the salient params and the principal. Tokens are
+signed, not encrypted: keep secrets out of handler state. Cursors use the same keys
+with a short tag.
+
+The keys come from a `KeyRing` (mcpgen.stores): the newest seals, older ones still
+open (rotation). Every token carries the id of the key that sealed it, so opening is
+one HMAC. Workers behind one endpoint must share the ring's keys, because a client's
+retry may reach any of them: `InMemoryKeyRing.from_env()` reads the comma-separated
+`MCPGEN_STATE_KEYS` that every worker's environment carries, and a ring of your own
+can read them from a secret store instead.
 """
 
 from __future__ import annotations
@@ -15,12 +21,12 @@ import binascii
 import os
 import time
 from collections.abc import Callable, Sequence
-from functools import cached_property
 from typing import Any
 
 import msgspec
 
-from mcpgen._errors import ConfigurationError, McpError
+from mcpgen._errors import McpError
+from mcpgen.stores import InMemoryKeyRing, KeyRing
 
 __all__ = ["Sealer", "params_digest", "random_token"]
 
@@ -81,41 +87,31 @@ _body_decoder = msgspec.json.Decoder(_Body)
 
 
 class Sealer:
+    """Seals and opens tokens with the keys of `keys`: a `KeyRing`, a list of secrets
+    (newest first), or None for `InMemoryKeyRing.from_env()`."""
+
     def __init__(
         self,
-        keys: Sequence[bytes | str] | None = None,
+        keys: KeyRing | Sequence[bytes | str] | None = None,
         *,
         ttl_seconds: float = 900.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        raw = [k.encode() if isinstance(k, str) else k for k in (keys or ())]
-        if not raw:
-            env = os.environ.get("MCPGEN_STATE_KEYS")
-            raw = [k.encode() for k in env.split(",") if k] if env else [os.urandom(32)]
-        if any(len(k) < 16 for k in raw):
-            raise ConfigurationError("state keys must be at least 16 bytes long")
-        self._raw = raw
+        if keys is None or (isinstance(keys, Sequence) and not keys):
+            self.keys: KeyRing = InMemoryKeyRing.from_env()
+        elif isinstance(keys, Sequence):
+            self.keys = InMemoryKeyRing(keys)
+        else:
+            self.keys = keys
         self.ttl = ttl_seconds
         self.clock = clock
-
-    @cached_property
-    def _keys(self) -> dict[str, bytes]:
-        """Key id (a digest prefix, so that workers sharing keys agree) -> key."""
-        return {_sha256(k).hex()[:8]: k for k in self._raw}
-
-    @cached_property
-    def _current(self) -> str:
-        return next(iter(self._keys))
-
-    def _tag(self, kid: str, body: bytes) -> bytes:
-        return _mac(self._keys[kid], body)
 
     def seal(self, state: Any, *, method: str, digest: str, principal: str | None) -> str:
         body = msgspec.json.encode(
             _Body(int(self.clock() + self.ttl), method, digest, principal, state)
         )
-        kid = self._current
-        return f"{_PREFIX}.{kid}.{_b64(body)}.{_b64(self._tag(kid, body))}"
+        kid, key = self.keys.sealing_key()
+        return f"{_PREFIX}.{kid}.{_b64(body)}.{_b64(_mac(key, body))}"
 
     def open(self, token: str, *, method: str, digest: str, principal: str | None) -> Any:
         """The sealed state, or McpError(-32602) if tampered, expired or misdirected."""
@@ -124,9 +120,10 @@ class Sealer:
             body, tag = _unb64(body_text), _unb64(tag_text)
         except (ValueError, binascii.Error):
             raise _invalid("requestState is malformed") from None
-        if prefix != _PREFIX or kid not in self._keys:
+        key = self.keys.opening_key(kid) if prefix == _PREFIX else None
+        if key is None:
             raise _invalid("requestState was not issued by this server")
-        if not _same(tag, self._tag(kid, body)):
+        if not _same(tag, _mac(key, body)):
             raise _invalid("requestState failed its integrity check")
         try:
             sealed = _body_decoder.decode(body)
@@ -142,19 +139,23 @@ class Sealer:
 
     # -- cursors ---------------------------------------------------------------------------
     def cursor(self, scope: str, offset: int) -> str:
+        """`<key id>.<scope:offset>.<truncated tag>`: the key id picks the one key to check."""
         body = f"{scope}:{offset}".encode()
-        return f"{_b64(body)}.{_b64(self._tag(self._current, body)[:12])}"
+        kid, key = self.keys.sealing_key()
+        return f"{kid}.{_b64(body)}.{_b64(_mac(key, body)[:12])}"
 
     def open_cursor(self, scope: str, cursor: str) -> int:
         try:
-            body_text, tag_text = cursor.split(".")
+            kid, body_text, tag_text = cursor.split(".")
             body, tag = _unb64(body_text), _unb64(tag_text)
             found_scope, offset_text = body.decode().rsplit(":", 1)
             offset = int(offset_text)
         except (ValueError, binascii.Error, UnicodeDecodeError):
             raise _invalid("invalid cursor") from None
-        valid = any(_same(tag, self._tag(kid, body)[:12]) for kid in self._keys)
-        if not valid or found_scope != scope or offset < 0:
+        key = self.keys.opening_key(kid)
+        if key is None or not _same(tag, _mac(key, body)[:12]):
+            raise _invalid("invalid cursor")
+        if found_scope != scope or offset < 0:
             raise _invalid("invalid cursor")
         return offset
 

@@ -1,8 +1,13 @@
-"""The Tasks extension's methods: `tasks/get`, `tasks/update`, `tasks/cancel` (modern
-requests only), and the `taskIds` filter of `subscriptions/listen`.
+"""The Tasks extension's methods, `tasks/get`, `tasks/update`, `tasks/cancel`, and
+`subscriptions/listen`, whose filter the extension extends with `taskIds` (all modern
+requests only).
 
-Order of checks: the request declares the extension (else -32021), then the task is
-found for this caller (else -32602), then the answer.
+Their params are the generated ones: `schema/patches.toml` gives the tasks requests the
+`_meta` every modern request carries, and `schema/policy.toml` ([extensions]) makes
+`ext_tasks.SubscriptionFilter` the core filter plus `taskIds`.
+
+Order of checks for tasks/*: the request declares the extension (else -32021), then the
+task is found for this caller (else -32602), then the answer.
 """
 
 from __future__ import annotations
@@ -10,67 +15,115 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET
 
-from mcpgen._server._call import Call
-from mcpgen._server._tasks import GET_SHAPES, TaskRecord, declared, missing
+from mcpgen import _protocol as proto
+from mcpgen._server._bus import Listener
+from mcpgen._server._call import DEFERRED, Call
+from mcpgen._server._tasks import TASKS, declared, missing
 from mcpgen_types import ext_tasks as x
-from mcpgen_types import latest as t
 
 if TYPE_CHECKING:
     from mcpgen._server._core import ServerCore
 
-__all__ = [
-    "CancelParams",
-    "GetParams",
-    "ListenParams",
-    "UpdateParams",
-    "cancel_task",
-    "get_task",
-    "update_task",
-]
+__all__ = ["cancel_task", "get_task", "listen", "update_task"]
 
-
-# The extension's request params have no `_meta` in the pinned schema, but every modern
-# request carries one (protocol version, client capabilities): decode it too.
-class GetParams(x.GetTaskRequestParams, kw_only=True):
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
-
-
-class UpdateParams(x.UpdateTaskRequestParams, kw_only=True):
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
-
-
-class CancelParams(x.CancelTaskRequestParams, kw_only=True):
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
-
-
-class _ListenFilter(t.SubscriptionFilter, kw_only=True):
-    task_ids: list[str] | UnsetType = msgspec.field(default=UNSET, name="taskIds")
-
-
-class ListenParams(t.SubscriptionsListenRequestParams, kw_only=True):
-    """`subscriptions/listen` params with the extension's `taskIds` filter."""
-
-    notifications: _ListenFilter
+_TaskParams = x.GetTaskRequestParams | x.UpdateTaskRequestParams | x.CancelTaskRequestParams
 
 
 # -- the methods ----------------------------------------------------------------------------------
-def _record(core: ServerCore, call: Call, params: Any) -> TaskRecord:
+def _check(call: Call) -> None:
     if not declared(call):
         raise missing(call.method)
-    return core.tasks.find(params.task_id, call.principal)
 
 
-def get_task(core: ServerCore, session: Any, call: Call, params: GetParams) -> Any:
-    return _record(core, call, params).detail(GET_SHAPES)
+async def get_task(
+    core: ServerCore, session: Any, call: Call, params: x.GetTaskRequestParams
+) -> Any:
+    _check(call)
+    return await core.tasks.get(params.task_id, call.principal)
 
 
-def update_task(core: ServerCore, session: Any, call: Call, params: UpdateParams) -> Any:
-    core.tasks.update(_record(core, call, params), params.input_responses)
+async def update_task(
+    core: ServerCore, session: Any, call: Call, params: x.UpdateTaskRequestParams
+) -> Any:
+    _check(call)
+    await core.tasks.update(params.task_id, call.principal, params.input_responses)
     return x.UpdateTaskResult()
 
 
-def cancel_task(core: ServerCore, session: Any, call: Call, params: CancelParams) -> Any:
-    core.tasks.cancel(_record(core, call, params))
+async def cancel_task(
+    core: ServerCore, session: Any, call: Call, params: x.CancelTaskRequestParams
+) -> Any:
+    _check(call)
+    await core.tasks.cancel(params.task_id, call.principal)
     return x.CancelTaskResult()
+
+
+# -- subscriptions/listen ------------------------------------------------------------------------
+def listen(
+    core: ServerCore, session: Any, call: Call, params: x.SubscriptionsListenRequestParams
+) -> Any:
+    task_ids = params.notifications.task_ids
+    if task_ids is not UNSET and TASKS in core.capabilities().get("extensions", {}):
+        if not declared(call):
+            raise missing("notifications.taskIds")
+        return _listen_tasks(core, session, call, params, task_ids)  # the store is async
+    return _listen(core, session, call, params, None)
+
+
+async def _listen_tasks(
+    core: ServerCore,
+    session: Any,
+    call: Call,
+    params: x.SubscriptionsListenRequestParams,
+    task_ids: list[str],
+) -> Any:
+    accepted = await core.tasks.watchable(task_ids, call.principal)
+    return _listen(core, session, call, params, accepted)
+
+
+def _listen(
+    core: ServerCore,
+    session: Any,
+    call: Call,
+    params: x.SubscriptionsListenRequestParams,
+    tasks: list[str] | None,
+) -> Any:
+    wanted = params.notifications
+    caps = core.capabilities()
+    honoured = x.SubscriptionFilter()  # what the server agrees to, echoed in the ack
+    extra: dict[str, Any] = {}
+    if tasks is not None:
+        honoured.task_ids = tasks
+        extra["taskIds"] = frozenset(tasks)
+    if wanted.tools_list_changed is True and "tools" in caps:
+        honoured.tools_list_changed = True
+    if wanted.prompts_list_changed is True and "prompts" in caps:
+        honoured.prompts_list_changed = True
+    if wanted.resources_list_changed is True and "resources" in caps:
+        honoured.resources_list_changed = True
+    uris = (
+        ()
+        if wanted.resource_subscriptions is UNSET or "resources" not in caps
+        else tuple(wanted.resource_subscriptions)
+    )
+    if uris:
+        honoured.resource_subscriptions = list(uris)
+    listener = Listener(
+        call.request_id,
+        call.channel,
+        honoured.tools_list_changed is True,
+        honoured.prompts_list_changed is True,
+        honoured.resources_list_changed is True,
+        uris,
+        extra,
+    )
+    ack = x.SubscriptionsAcknowledgedNotification(
+        params=x.SubscriptionsAcknowledgedNotificationParams(
+            notifications=honoured, meta={proto.META_SUBSCRIPTION_ID: call.request_id}
+        )
+    )
+    call.channel.notify(msgspec.json.encode(ack))  # nothing may precede the ack on this stream
+    session.register_listen(listener)
+    return DEFERRED

@@ -8,6 +8,7 @@ no transport and no handler: it stores plain data.
 
 from __future__ import annotations
 
+from mcpgen.stores._bus import InMemoryBus
 from mcpgen.stores._events import InMemoryEventStore
 from mcpgen.stores._interfaces import (
     Bus,
@@ -24,15 +25,20 @@ from mcpgen.stores._interfaces import (
     TaskStore,
     Unsubscribe,
 )
+from mcpgen.stores._keys import InMemoryKeyRing
 from mcpgen.stores._sessions import InMemorySessionStore
+from mcpgen.stores._tasks import InMemoryTaskStore
 
 __all__ = [
     "Bus",
     "BusEvent",
     "ChangeEvent",
     "EventStore",
+    "InMemoryBus",
     "InMemoryEventStore",
+    "InMemoryKeyRing",
     "InMemorySessionStore",
+    "InMemoryTaskStore",
     "KeyRing",
     "Replay",
     "ReplyEvent",

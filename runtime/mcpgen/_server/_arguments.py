@@ -1,0 +1,244 @@
+"""From a handler's signature to what its calls need: the parameters bound from JSON,
+the msgspec struct typed arguments decode into, the input and output JSON Schemas, the
+jsonschema-rs validator of a raw input schema, and the arguments mirrored into
+`Mcp-Param-*` headers. The feature definitions (`_defs`) are built on top of this; it
+knows nothing of tools, resources or prompts beyond their parameters."""
+
+from __future__ import annotations
+
+import inspect
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, get_args, get_origin
+
+import msgspec
+
+from mcpgen._errors import ConfigurationError
+from mcpgen._protocol import mcp_header_params
+from mcpgen._server._content import CONTENT_TYPES
+from mcpgen._server._context import InputRequired
+from mcpgen_types import latest as t
+
+__all__ = [
+    "EMPTY",
+    "Header",
+    "Shape",
+    "argument_description",
+    "header_params",
+    "return_schema",
+    "raw_validator",
+    "signature",
+    "typed_shape",
+]
+
+EMPTY = inspect.Signature.empty
+
+
+class Header(msgspec.Struct, frozen=True):
+    """Mirror a tool argument into an `Mcp-Param-<name>` HTTP header:
+    `region: Annotated[str, Header("Region")]`."""
+
+    name: str
+
+
+def signature(
+    fn: Callable[..., Any], context_type: type
+) -> tuple[list[inspect.Parameter], dict[str, Any], str | None]:
+    """The parameters bound from JSON arguments, the resolved type hints, and the name
+    of the parameter that receives the context (None when there is none)."""
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except NameError:
+        # Postponed annotations naming something local to the function that defined the
+        # handler (a factory, a test): resolve them with the locals of the callers.
+        hints = _hints_with_caller_locals(fn)
+    params, ctx = [], None
+    for p in inspect.signature(fn).parameters.values():
+        annotation = hints.get(p.name, Any)
+        if isinstance(annotation, type) and issubclass(annotation, context_type):
+            ctx = p.name
+            continue
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if p.kind is p.POSITIONAL_ONLY:
+            raise ConfigurationError(
+                f"{fn.__name__}: positional-only parameter {p.name!r} cannot be bound from JSON"
+            )
+        params.append(p)
+    return params, hints, ctx
+
+
+class _CallerHints(dict[str, Any]):
+    """Hints resolved with the callers' locals: they may differ between two calls."""
+
+
+def _hints_with_caller_locals(fn: Callable[..., Any]) -> dict[str, Any]:
+    localns: dict[str, Any] = {}
+    frame = inspect.currentframe()
+    for _ in range(12):
+        if frame is None:
+            break
+        localns = {**frame.f_locals, **localns}
+        frame = frame.f_back
+    try:
+        return _CallerHints(typing.get_type_hints(fn, localns=localns, include_extras=True))
+    except Exception as exc:
+        raise ConfigurationError(f"cannot resolve the annotations of {fn!r}: {exc}") from None
+
+
+def _with_header_meta(annotation: Any) -> Any:
+    """Turn a Header marker inside Annotated[...] into the x-mcp-header schema keyword."""
+    if get_origin(annotation) is not Annotated:
+        return annotation
+    base, *extras = get_args(annotation)
+    out = []
+    for extra in extras:
+        if isinstance(extra, Header):
+            out.append(msgspec.Meta(extra_json_schema={"x-mcp-header": extra.name}))
+        else:
+            out.append(extra)
+    return Annotated[(base, *out)] if out else base
+
+
+def _object_schema(struct: type) -> dict[str, Any]:
+    (top,), components = msgspec.json.schema_components([struct], ref_template="#/$defs/{name}")
+    schema = components.pop(top["$ref"].split("/")[-1])
+    schema.pop("title", None)
+    schema.setdefault("properties", {})
+    if not schema.get("required", True):
+        del schema["required"]
+    if components:
+        schema["$defs"] = components
+    return dict(schema)
+
+
+def return_schema(annotation: Any) -> dict[str, Any] | None:
+    """Schema for a return annotation that produces structuredContent, else None."""
+    if annotation in (EMPTY, Any, None, type(None), str):
+        return None
+    plain = (
+        get_args(annotation)
+        if get_origin(annotation) in (typing.Union, types.UnionType)
+        else (annotation,)
+    )
+    skip = (*CONTENT_TYPES, t.CallToolResult, InputRequired)
+    for member in plain:
+        if member is InputRequired or (isinstance(member, type) and issubclass(member, skip)):
+            return None
+        if (
+            get_origin(member) is list
+            and get_args(member)
+            and isinstance(get_args(member)[0], type)
+            and issubclass(get_args(member)[0], CONTENT_TYPES)
+        ):
+            return None
+    try:
+        (top,), components = msgspec.json.schema_components(
+            [annotation], ref_template="#/$defs/{name}"
+        )
+    except TypeError:
+        return None
+    if "$ref" in top and len(top) == 1:
+        schema = dict(components.pop(top["$ref"].split("/")[-1]))
+        schema.pop("title", None)
+    else:
+        schema = dict(top)
+    if components:
+        schema["$defs"] = components
+    return schema
+
+
+class Shape(msgspec.Struct, frozen=True):
+    """What a typed tool's signature gives: its arguments struct and schemas."""
+
+    ctx: str | None
+    args_type: type
+    schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    keep: Any = None  # holds what the cache key names by identity (the globals)
+
+
+# Tools made from one function body (a factory called in a loop) share a shape.
+_SHAPES: dict[Any, Shape] = {}
+
+
+def typed_shape(fn: Callable[..., Any], context_type: type) -> Shape:
+    """The arguments struct and schemas of a handler with typed parameters; raises
+    TypeError for a parameter type msgspec cannot decode."""
+    try:
+        code, space = fn.__code__, fn.__globals__
+        key: Any = (
+            code,
+            context_type,
+            fn.__defaults__,
+            tuple((fn.__kwdefaults__ or {}).items()),
+            tuple(fn.__annotations__.items()),
+            id(space),
+        )
+        hash(key)
+    except (AttributeError, TypeError):  # not a plain function, or unhashable defaults
+        key = space = None
+    shape = _SHAPES.get(key) if key is not None else None
+    if shape is not None:
+        return shape
+    params, hints, ctx = signature(fn, context_type)
+    fields: list[tuple[Any, ...]] = []
+    for p in params:
+        annotation = _with_header_meta(hints.get(p.name, Any))
+        if p.default is inspect.Parameter.empty:
+            fields.append((p.name, annotation))
+        else:
+            fields.append((p.name, annotation, p.default))
+    args_type = msgspec.defstruct(f"{fn.__name__}_arguments", fields, kw_only=True)
+    msgspec.json.Decoder(args_type)  # rejects unsupported parameter types now
+    schema = _object_schema(args_type)
+    if not params:
+        schema["additionalProperties"] = False
+    shape = Shape(ctx, args_type, schema, return_schema(hints.get("return", EMPTY)), space)
+    if key is not None and not isinstance(hints, _CallerHints):
+        _SHAPES[key] = shape
+    return shape
+
+
+def _jsonschema_rs() -> Any:
+    """jsonschema-rs (the `validation` extra) validates raw JSON Schema tools; it is
+    imported with the first such tool. None when it is not installed."""
+    try:
+        import jsonschema_rs  # noqa: PLC0415 (optional, and only for raw schemas)
+    except ImportError:  # pragma: no cover - depends on the environment
+        return None
+    return jsonschema_rs
+
+
+def raw_validator(tool_name: str, input_schema: dict[str, Any]) -> Any:
+    """A jsonschema-rs validator for a tool registered with a raw input schema."""
+    if input_schema.get("type") != "object":
+        raise ConfigurationError(f"tool {tool_name!r}: inputSchema needs type 'object' at its root")
+    jsonschema_rs = _jsonschema_rs()
+    if jsonschema_rs is None:
+        raise ConfigurationError(
+            f"tool {tool_name!r} has a raw JSON Schema: validating it needs jsonschema-rs "
+            "(pip install 'mcpgen[validation]'), or declare typed parameters instead"
+        )
+    try:
+        return jsonschema_rs.validator_for(input_schema)
+    except Exception as exc:
+        raise ConfigurationError(f"tool {tool_name!r}: invalid inputSchema: {exc}") from None
+
+
+def header_params(tool_name: str, schema: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+    """Lower-case header name -> (argument, JSON type) for the arguments marked `Header`."""
+    try:
+        return mcp_header_params(schema)
+    except ValueError as exc:
+        raise ConfigurationError(f"tool {tool_name!r}: {exc}") from None
+
+
+def argument_description(annotation: Any) -> str | None:
+    """`Annotated[str, msgspec.Meta(description=...)]` documents a prompt argument."""
+    if get_origin(annotation) is Annotated:
+        for extra in get_args(annotation)[1:]:
+            if isinstance(extra, msgspec.Meta) and extra.description:
+                return extra.description
+    return None

@@ -1,0 +1,448 @@
+"""Running a tool call as a task, in this process: the live half of the Tasks extension.
+
+The `TaskRunner` creates a task's record in the `TaskStore`, runs the handler, and
+writes every status change back to the store and announces it on the bus. It gets what
+it uses and nothing else: the store, a clock, a `spawn` function (the Server hands in
+one that makes an asyncio task; the core itself does no I/O), the bus's `publish`, and
+the mask-errors flag. It never sees the core.
+
+The live parts of a running task (the handler's call and coroutine, the answers of an
+input round) stay in the runner of the worker that created the task: `tasks/update`
+must reach that worker, and a `tasks/cancel` elsewhere marks the record cancelled and
+its owner, seeing the status change on the bus, stops the work.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import msgspec
+
+from mcpgen._errors import ConfigurationError, McpError
+from mcpgen._server._call import Call
+from mcpgen._server._content import failure, to_call_result
+from mcpgen._server._context import Context, Drive, InputRequired, finish
+from mcpgen._server._defs import ToolDef
+from mcpgen._server._mrtr import request_kinds
+from mcpgen._server._state import random_token
+from mcpgen._server._tasks import (
+    CANCELLED,
+    COMPLETED,
+    FAILED,
+    GET_SHAPES,
+    INPUT_REQUIRED,
+    NOWHERE,
+    TERMINAL,
+    WORKING,
+    Handle,
+    Publish,
+    Spawn,
+    as_task,
+    detail,
+    error_object,
+    event,
+    fields,
+    issue,
+    task_call,
+    typed_answers,
+    unknown,
+)
+from mcpgen.stores import TaskEvent, TaskState, TaskStore
+from mcpgen_types import ext_tasks as x
+from mcpgen_types import latest as t
+
+__all__ = ["RunningTask", "TaskRunner"]
+
+_SWEEP_EVERY_MS = 1000  # between sweeps of this worker's running tasks for expiry
+
+
+class RunningTask:
+    """A task this worker runs: its record as last written, and what its runs need."""
+
+    __slots__ = (
+        "answers",
+        "asked",
+        "call",
+        "dirty",
+        "handle",
+        "handler_state",
+        "issued",
+        "kwargs",
+        "runner",
+        "state",
+        "tool",
+        "writing",
+    )
+
+    def __init__(
+        self,
+        runner: TaskRunner,
+        state: TaskState,
+        call: Call,
+        tool: ToolDef,
+        kwargs: dict[str, Any],
+    ) -> None:
+        self.runner = runner
+        self.state = state
+        self.call = call
+        self.tool = tool
+        self.kwargs = kwargs
+        self.handle: Handle | None = None
+        self.asked: dict[str, tuple[str, str]] = {}  # wire key -> (handler's key, method)
+        self.answers: dict[str, Any] = {}  # this round's typed answers, by handler's key
+        self.issued: set[str] = set()  # every wire key ever used (never reused)
+        self.handler_state: Any = None  # the handler's MRTR state for its next run
+        self.dirty = self.writing = False  # see TaskRunner._save
+
+    @property
+    def id(self) -> str:
+        return self.state.id
+
+    def note_progress(self, progress: float, total: float | None, message: str | None) -> None:
+        """A task reports progress as its status message (it has no stream to notify)."""
+        if self.state.status in TERMINAL:
+            return
+        if message is None:
+            message = f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"
+        self.state.status_message = message
+        self.state.updated_ms = self.runner.now_ms()
+        self.runner.save_soon(self)
+
+
+class TaskRunner:
+    """Creates task records and runs their handlers in this process."""
+
+    def __init__(
+        self,
+        store: TaskStore,
+        *,
+        spawn: Spawn | None,
+        publish: Publish,
+        mask_errors: bool,
+        ttl_ms: int | None,
+        poll_ms: int,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.spawn = spawn
+        self.publish = publish
+        self.mask_errors = mask_errors
+        self.ttl_ms = ttl_ms
+        self.poll_ms = poll_ms
+        self.clock = clock
+        self.worker = random_token(9)  # written as each record's owner
+        self.running: dict[str, RunningTask] = {}  # unfinished tasks of this worker
+        self._swept = 0
+
+    def now_ms(self) -> int:
+        return int(self.clock() * 1000)
+
+    # -- tools/call ------------------------------------------------------------------------
+    def dispatch(
+        self, call: Call, tool: ToolDef, kwargs: dict[str, Any]
+    ) -> Coroutine[Any, Any, Any] | None:
+        """A call of a task-enabled tool (arguments already validated): None to run it
+        as an ordinary call, else a coroutine resolving to the answer (a CreateTaskResult,
+        or for a detachable handler whatever it answers before it detaches)."""
+        if not as_task(call, tool):
+            return None
+        if tool.detach:
+            return self._until_detached(call, tool, kwargs)
+        return self._begin(task_call(call), tool, kwargs, None)
+
+    async def _until_detached(self, call: Call, tool: ToolDef, kwargs: dict[str, Any]) -> Any:
+        """Run the handler inside the request until it detaches (then answer with the
+        task and let its runner resume the same coroutine) or returns (an ordinary
+        answer, input-required rounds included)."""
+        call.detachable = True
+        if tool.context_param is not None:
+            kwargs[tool.context_param] = Context(call)
+        coro = tool.fn(**kwargs)
+        try:
+            detached, value = await Drive(coro)
+        except McpError:
+            raise
+        except Exception as exc:
+            return failure(tool.name, exc, self.mask_errors)
+        finally:
+            call.detachable = False
+        if not detached:
+            return value if isinstance(value, InputRequired) else to_call_result(value)
+        # From here on nothing goes to the request's stream; the task has its status.
+        call.channel, call.cancel_hook = NOWHERE, None
+        call.progress_token = call.log_rank = None
+        return await self._begin(call, tool, kwargs, coro)
+
+    async def _begin(
+        self,
+        call: Call,
+        tool: ToolDef,
+        kwargs: dict[str, Any],
+        resumed: Coroutine[Any, Any, Any] | None,
+    ) -> x.CreateTaskResult:
+        if self.spawn is None:
+            if resumed is not None:
+                resumed.close()
+            raise ConfigurationError("this ServerCore was built without a spawn function")
+        now = self.now_ms()
+        self._sweep(now)
+        state = TaskState(
+            id=random_token(18),  # unguessable: the id is all a caller needs
+            principal=call.principal,
+            status=WORKING,
+            created_ms=now,
+            updated_ms=now,
+            ttl_ms=self.ttl_ms,
+            poll_ms=self.poll_ms,
+            owner=self.worker,
+        )
+        live = RunningTask(self, state, call, tool, kwargs)
+        call.task = live
+        self.running[state.id] = live
+        # Stored before the CreateTaskResult exists: a tasks/get right after it resolves.
+        await self._save(live)
+        self._start(live, resumed)
+        return x.CreateTaskResult(status="working", **fields(state))
+
+    # -- running -----------------------------------------------------------------------------
+    def _start(self, live: RunningTask, resumed: Coroutine[Any, Any, Any] | None) -> None:
+        assert self.spawn is not None  # checked when the task was created
+        live.handle = self.spawn(self._run(live, resumed))
+
+    async def _run(self, live: RunningTask, resumed: Coroutine[Any, Any, Any] | None) -> None:
+        """One run of the handler: to its outcome, or to its next input round."""
+        tool = live.tool
+        try:
+            if resumed is not None:
+                value = await finish(resumed)
+            else:
+                kwargs = dict(live.kwargs)
+                if tool.context_param is not None:
+                    kwargs[tool.context_param] = Context(live.call)
+                value = tool.fn(**kwargs)
+                if tool.is_async:
+                    value = await value
+        except McpError as exc:
+            await self._settle(live, FAILED, error=exc)
+            return
+        except Exception as exc:  # a tool failure is a completed call with isError
+            await self._settle(live, COMPLETED, result=failure(tool.name, exc, self.mask_errors))
+            return
+        except BaseException:
+            await self._settle(live, CANCELLED)
+            raise
+        finally:
+            live.handle = None
+        try:
+            if isinstance(value, InputRequired):
+                await self._ask(live, value)
+            else:
+                await self._settle(live, COMPLETED, result=to_call_result(value))
+        except McpError as exc:
+            await self._settle(live, FAILED, error=exc)
+        except Exception as exc:  # the value cannot become a result: our internal error
+            detail = "" if self.mask_errors else f": {type(exc).__name__}: {exc}"
+            error = McpError(t.INTERNAL_ERROR, "internal error" + detail)
+            await self._settle(live, FAILED, error=error)
+
+    async def _ask(self, live: RunningTask, out: InputRequired) -> None:
+        """The handler needs input: the task waits in input_required with the requests
+        under keys never used before in this task (a reused key gets a suffix)."""
+        if live.state.status in TERMINAL:
+            return  # cancelled meanwhile (the handler swallowed its cancellation)
+        call = live.call
+        kinds = request_kinds(call, out)
+        if not out.requests:  # state only: run again at once with it
+            call.input_responses, call.state = {}, out.state
+            self._start(live, None)
+            return
+        pending, asked = issue(out.requests, kinds, live.issued)
+        live.asked, live.answers, live.handler_state = asked, {}, out.state
+        live.state.input_requests = pending
+        await self._change(live, INPUT_REQUIRED)
+
+    async def _settle(
+        self,
+        live: RunningTask,
+        status: str,
+        *,
+        result: t.CallToolResult | None = None,
+        error: McpError | None = None,
+    ) -> None:
+        if self._end(live, status, result, error):
+            await self._save(live)
+            self._announce(live)
+
+    def _end(
+        self,
+        live: RunningTask,
+        status: str,
+        result: t.CallToolResult | None = None,
+        error: McpError | None = None,
+    ) -> bool:
+        """Record a final status; False when the task had one already (a late outcome
+        of a cancelled or expired task is dropped)."""
+        state = live.state
+        if state.status in TERMINAL:
+            return False
+        if result is not None:
+            state.result = msgspec.to_builtins(result)
+        if error is not None:
+            state.error = error_object(error)
+            if state.status_message is None:
+                state.status_message = error.message
+        state.input_requests = {}
+        live.asked, live.answers, live.handler_state, live.kwargs = {}, {}, None, {}
+        state.status, state.updated_ms = status, self.now_ms()
+        self.running.pop(state.id, None)
+        return True
+
+    async def _change(self, live: RunningTask, status: str) -> None:
+        live.state.status, live.state.updated_ms = status, self.now_ms()
+        await self._save(live)
+        self._announce(live)
+
+    def _announce(self, live: RunningTask) -> None:
+        self.publish(event(live.state))
+
+    # -- writing records -----------------------------------------------------------------------
+    async def _save(self, live: RunningTask) -> None:
+        """Write the task's record. One write per task is in flight at a time and the
+        last one carries the newest state, so a slow store cannot reorder a task's
+        states; a write asked for meanwhile is made by the writer already running."""
+        live.dirty = True
+        if live.writing:
+            return
+        live.writing = True
+        try:
+            while live.dirty:
+                live.dirty = False
+                await self.store.put(msgspec.structs.replace(live.state))
+        finally:
+            live.writing = False
+
+    def save_soon(self, live: RunningTask) -> None:
+        """`_save` from synchronous code (progress, shutdown): as work of its own."""
+        if self.spawn is not None and not live.writing:
+            self.spawn(self._save(live))
+        else:
+            live.dirty = True
+
+    # -- the tasks/* methods ---------------------------------------------------------------
+    async def find(self, task_id: str, principal: str | None) -> TaskState:
+        """The task's record, for its principal only."""
+        self._sweep(self.now_ms())
+        state = await self.store.get(task_id)
+        if state is None:
+            live = self.running.get(task_id)
+            if live is not None:  # expired (or evicted) while it runs here: stop it
+                self._expire(live)
+            raise unknown(task_id)
+        if state.principal != principal:
+            raise unknown(task_id)
+        return state
+
+    async def get(self, task_id: str, principal: str | None) -> Any:
+        """The tasks/get result."""
+        return detail(await self.find(task_id, principal), GET_SHAPES)
+
+    async def update(self, task_id: str, principal: str | None, responses: dict[str, Any]) -> None:
+        """Answers to outstanding input requests (others are ignored); once a round is
+        fully answered the handler runs again with the answers and its state."""
+        state = await self.find(task_id, principal)
+        if state.status != INPUT_REQUIRED:
+            return
+        live = self.running.get(task_id)
+        if live is None:
+            raise McpError(
+                t.INTERNAL_ERROR,
+                f"task {task_id!r} runs on another worker ({state.owner}); "
+                "its input must reach that worker",
+            )
+        pending = live.state.input_requests
+        typed = typed_answers(pending, live.asked, responses)
+        if not typed:
+            return
+        answered = {wire for wire, _, _ in typed}
+        live.state.input_requests = {k: v for k, v in pending.items() if k not in answered}
+        for _, key, answer in typed:
+            live.answers[key] = answer
+        if live.state.input_requests:
+            await self._change(live, INPUT_REQUIRED)
+            return
+        call = live.call
+        call.input_responses, call.state = live.answers, live.handler_state
+        live.asked, live.answers, live.handler_state = {}, {}, None
+        await self._change(live, WORKING)
+        self._start(live, None)
+
+    async def cancel(self, task_id: str, principal: str | None) -> None:
+        """Cooperative: the status is cancelled at once and the running work is cancelled
+        (by its owner, which sees the status change on the bus, if that is not us)."""
+        state = await self.find(task_id, principal)
+        live = self.running.get(task_id)
+        if live is not None:
+            if self._stop(live, "cancelled by the client"):
+                await self._save(live)
+                self._announce(live)
+            return
+        if state.status in TERMINAL:
+            return
+        state.status, state.status_message = CANCELLED, "cancelled by the client"
+        state.updated_ms, state.input_requests = self.now_ms(), {}
+        await self.store.put(state)
+        self.publish(event(state))
+
+    def observe(self, change: TaskEvent) -> None:
+        """A status change seen on the bus: another worker cancelled a task we run."""
+        live = self.running.get(change.task_id)
+        if live is not None and change.detail.get("status") == CANCELLED:
+            message = change.detail.get("statusMessage")
+            self._stop(live, message if isinstance(message, str) else "cancelled")
+            self.save_soon(live)
+
+    async def watchable(self, task_ids: list[str], principal: str | None) -> list[str]:
+        """Of `task_ids`, those a listen stream of `principal` may follow."""
+        accepted = []
+        for task_id in dict.fromkeys(task_ids):
+            state = await self.store.get(task_id)
+            if state is not None and state.principal == principal:
+                accepted.append(task_id)
+        return accepted
+
+    # -- ending work ---------------------------------------------------------------------------
+    def _stop(self, live: RunningTask, message: str) -> bool:
+        """Cancel a running task here; False when it had ended already."""
+        if live.state.status in TERMINAL:
+            return False
+        handle = live.handle
+        live.call.cancelled = True
+        live.state.status_message = message
+        self._end(live, CANCELLED)
+        if handle is not None:
+            handle.cancel()
+        return True
+
+    def _sweep(self, now_ms: int) -> None:
+        """Cancel this worker's tasks past their ttl (the store forgets their records)."""
+        if now_ms - self._swept < _SWEEP_EVERY_MS:
+            return
+        self._swept = now_ms
+        for live in list(self.running.values()):
+            ttl = live.state.ttl_ms
+            if ttl is not None and now_ms >= live.state.created_ms + ttl:
+                self._expire(live)
+
+    def _expire(self, live: RunningTask) -> None:
+        if self._stop(live, "expired"):
+            self.save_soon(live)
+            self._announce(live)
+
+    def close(self) -> None:
+        """Server shutdown: every unfinished task of this worker is cancelled."""
+        for live in list(self.running.values()):
+            if self._stop(live, "the server shut down"):
+                self.save_soon(live)
+                self._announce(live)
