@@ -20,12 +20,9 @@ T = TypeVar("T")
 Clock = Callable[[], float]
 Factory = Callable[[Clock, int, int, float], EventStore]
 
-IMPLEMENTATIONS: list[tuple[str, Factory]] = [
-    (
-        "memory",
-        lambda clock, per_stream, total, ttl: InMemoryEventStore(
-            max_per_stream=per_stream, max_events=total, ttl=ttl, clock=clock
-        ),
+IMPLEMENTATIONS: list[Factory] = [
+    lambda clock, per_stream, total, ttl: InMemoryEventStore(
+        max_per_stream=per_stream, max_events=total, ttl=ttl, clock=clock
     ),
 ]
 
@@ -45,7 +42,9 @@ class FakeClock:
 Make = Callable[[], tuple[EventStore, FakeClock]]
 
 
-@pytest.fixture(params=[f for _, f in IMPLEMENTATIONS], ids=[n for n, _ in IMPLEMENTATIONS])
+@pytest.fixture(
+    params=IMPLEMENTATIONS, ids=lambda f: type(f(FakeClock(), PER_STREAM, TOTAL, TTL)).__name__
+)
 def make(request: pytest.FixtureRequest) -> Make:
     factory: Factory = request.param
 

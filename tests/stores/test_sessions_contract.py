@@ -19,12 +19,9 @@ T = TypeVar("T")
 Clock = Callable[[], float]
 Factory = Callable[[Clock, float, int], SessionStore]
 
-IMPLEMENTATIONS: list[tuple[str, Factory]] = [
-    (
-        "memory",
-        lambda clock, idle, most: InMemorySessionStore(
-            idle_timeout=idle, max_sessions=most, clock=clock
-        ),
+IMPLEMENTATIONS: list[Factory] = [
+    lambda clock, idle, most: InMemorySessionStore(
+        idle_timeout=idle, max_sessions=most, clock=clock
     ),
 ]
 
@@ -40,9 +37,7 @@ class FakeClock:
         return self.now
 
 
-@pytest.fixture(
-    params=[factory for _, factory in IMPLEMENTATIONS], ids=[n for n, _ in IMPLEMENTATIONS]
-)
+@pytest.fixture(params=IMPLEMENTATIONS, ids=lambda f: type(f(FakeClock(), IDLE, MOST)).__name__)
 def make(request: pytest.FixtureRequest) -> Callable[[], tuple[SessionStore, FakeClock]]:
     factory: Factory = request.param
 
