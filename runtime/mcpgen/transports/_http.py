@@ -40,13 +40,7 @@ from mcpgen.transports._asgi import (
 )
 from mcpgen.transports._background import start_kept
 from mcpgen.transports._port import ServerPort
-from mcpgen.transports._sessions import (
-    HttpSession,
-    LegacySessions,
-    LiveSessions,
-    new_stream_id,
-    resumable,
-)
+from mcpgen.transports._sessions import HttpSession, LegacySessions, resumable
 from mcpgen.transports._sse_legacy import LegacySse
 
 __all__ = [
@@ -138,6 +132,7 @@ def _error(code: int, message: str, status: int) -> rpc.ErrorFrame:
 
 
 _Stream = ResponseStream  # one POST's (or GET's) response
+_UNKNOWN_SESSION = _error(rpc.INVALID_REQUEST, "unknown or expired session; initialize again", 404)
 
 
 class McpAsgiApp:
@@ -152,19 +147,8 @@ class McpAsgiApp:
     ) -> None:
         self.server = server
         self.options = o = options or HttpOptions()
-        # (`is None`: an empty in-memory store has a length of 0, so it is falsy)
-        self.store: SessionStore = (
-            InMemorySessionStore(idle_timeout=o.session_idle_seconds, max_sessions=o.max_sessions)
-            if store is None
-            else store
-        )
-        self.events: EventStore = InMemoryEventStore() if events is None else events
-        self.sessions = LiveSessions(
-            idle_timeout=o.session_idle_seconds, max_sessions=o.max_sessions
-        )
-        self.legacy_sessions = LegacySessions(
-            self, self.store, self.events, self.sessions, o.sse_retry_ms
-        )
+        self.legacy_sessions = legacy = LegacySessions(self, o, store, events)
+        self.store, self.events, self.sessions = legacy.store, legacy.events, legacy.live
         self.tasks: set[asyncio.Task[Any]] = set()
         self.streams: set[_Stream] = set()
         self.stopping = False
@@ -292,20 +276,13 @@ class McpAsgiApp:
             )
             return
         session_id = headers.get("mcp-session-id")
-        # An authentication middleware names the caller in the scope; it binds requestState
-        # and legacy sessions.
+        # Set by an authentication middleware: it binds requestState and legacy sessions.
         principal = scope.get("mcpgen.principal")
         http_session: HttpSession | None = None
         if session_id is not None:
             http_session = await self.legacy_sessions.find(session_id, principal)
             if http_session is None:
-                await json_response(
-                    send,
-                    _error(
-                        rpc.INVALID_REQUEST, "unknown or expired session; initialize again", 404
-                    ),
-                    404,
-                )
+                await json_response(send, _UNKNOWN_SESSION, 404)
                 return
             session = http_session.core
         else:
@@ -412,12 +389,7 @@ class McpAsgiApp:
         receive: Receive,
         on_disconnect: Callable[[], None] | None = None,
     ) -> None:
-        if legacy_ids is None:
-            writer = SseWriter(send, self.options.sse_retry_ms)
-        else:  # a stream of its own in the event store, replayable by a GET of the session
-            writer = SseWriter(
-                send, self.options.sse_retry_ms, self.events, new_stream_id(legacy_ids)
-            )
+        writer = self.legacy_sessions.writer(send, legacy_ids)
         await writer.start(extra)
         self.streams.add(channel)
         watcher = asyncio.ensure_future(disconnected(receive))

@@ -34,7 +34,14 @@ from mcpgen import _jsonrpc as rpc
 from mcpgen import _protocol as proto
 from mcpgen._server import Channel, Handle
 from mcpgen._server._state import random_token
-from mcpgen.stores import EventStore, Replay, SessionState, SessionStore
+from mcpgen.stores import (
+    EventStore,
+    InMemoryEventStore,
+    InMemorySessionStore,
+    Replay,
+    SessionState,
+    SessionStore,
+)
 from mcpgen.transports._asgi import (
     Receive,
     ResponseStream,
@@ -81,6 +88,17 @@ def owns(session_id: str, stream_id: str) -> bool:
 
 class _Spawner(Protocol):
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
+
+
+class _Options(Protocol):
+    """The app options the sessions read (an `HttpOptions`)."""
+
+    @property
+    def session_idle_seconds(self) -> float: ...
+    @property
+    def max_sessions(self) -> int: ...
+    @property
+    def sse_retry_ms(self) -> int: ...
 
 
 class _App(_Spawner, Protocol):
@@ -222,16 +240,27 @@ class LegacySessions:
     def __init__(
         self,
         app: _App,
-        store: SessionStore,
-        events: EventStore,
-        live: LiveSessions,
-        retry_ms: int,
+        options: _Options,
+        store: SessionStore | None = None,
+        events: EventStore | None = None,
     ) -> None:
         self.app = app
-        self.store = store
-        self.events = events
-        self.live = live
-        self.retry_ms = retry_ms
+        idle, most = options.session_idle_seconds, options.max_sessions
+        # (`is None`: an empty in-memory store has a length of 0, so it is falsy)
+        self.store: SessionStore = (
+            InMemorySessionStore(idle_timeout=idle, max_sessions=most) if store is None else store
+        )
+        self.events: EventStore = InMemoryEventStore() if events is None else events
+        self.live = LiveSessions(idle_timeout=idle, max_sessions=most)
+        self.retry_ms = options.sse_retry_ms
+
+    def writer(self, send: Send, session_id: str | None) -> SseWriter:
+        """The writer of a POST's SSE response: in a resumable session (`session_id`), a
+        stream of its own in the event store, which a GET of the session can replay;
+        else (None) events without ids."""
+        if session_id is None:
+            return SseWriter(send, self.retry_ms)
+        return SseWriter(send, self.retry_ms, self.events, new_stream_id(session_id))
 
     async def find(self, session_id: str, principal: str | None) -> HttpSession | None:
         """The session `session_id` of `principal`, live here: held already, or rebuilt
