@@ -11,7 +11,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcpgen._api import Server
-from mcpgen._errors import ClientError, ConfigurationError, McpError
+from mcpgen._errors import (
+    ClientError,
+    ConfigurationError,
+    ConnectError,
+    ConnectionClosedError,
+    HttpStatusError,
+    McpError,
+    ProtocolViolationError,
+    TransportError,
+    TransportTimeoutError,
+)
 from mcpgen._server import CacheHint, Channel, Session
 from mcpgen._server._content import (
     audio,
@@ -39,15 +49,21 @@ __all__ = [
     "Client",
     "ClientError",
     "ConfigurationError",
+    "ConnectError",
+    "ConnectionClosedError",
     "Context",
     "Header",
+    "HttpStatusError",
     "InputRequired",
     "McpError",
+    "ProtocolViolationError",
     "Server",
     "Session",
     "TaskCancelledError",
     "TaskFailedError",
     "ToolTask",
+    "TransportError",
+    "TransportTimeoutError",
     "__version__",
     "audio",
     "elicit_form",

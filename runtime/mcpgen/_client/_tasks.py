@@ -17,8 +17,8 @@ from typing import Any, Final
 import msgspec
 from msgspec import UNSET
 
-from mcpgen._client._mrtr import Done, NeedInput
-from mcpgen._errors import McpError
+from mcpgen._client._steps import Done, NeedInput, Wait
+from mcpgen._errors import McpError, ProtocolViolationError
 from mcpgen_types import ext_tasks as x
 from mcpgen_types import latest as t
 
@@ -67,10 +67,6 @@ class TaskCancelledError(Exception):
         self.message = message
 
 
-class Wait(msgspec.Struct, frozen=True):
-    delay: float  # seconds before the next `tasks/get`
-
-
 def status_of(task: Any) -> str:
     """The status of any task shape: a field of CreateTaskResult, the tag of the others."""
     status = getattr(task, "status", None)
@@ -89,10 +85,10 @@ def created_task(data: dict[str, Any]) -> x.CreateTaskResult:
     try:
         return msgspec.convert(data, x.CreateTaskResult)
     except msgspec.ValidationError as exc:
-        raise McpError(-32603, f"the server's CreateTaskResult is malformed: {exc}") from None
+        raise ProtocolViolationError(f"the server's CreateTaskResult is malformed: {exc}") from None
 
 
-def get_result(raw: Any) -> x.GetTaskResult:
+def get_result(raw: msgspec.Raw | dict[str, Any] | None) -> x.GetTaskResult:
     """A `tasks/get` result (bytes or builtins) as its status's shape."""
     try:
         if isinstance(raw, _ENCODED):
@@ -100,7 +96,9 @@ def get_result(raw: Any) -> x.GetTaskResult:
         typed: x.GetTaskResult = msgspec.convert(raw, x.GetTaskResult)
         return typed
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-        raise McpError(-32603, f"tasks/get: the server's result is malformed: {exc}") from None
+        raise ProtocolViolationError(
+            f"tasks/get: the server's result is malformed: {exc}"
+        ) from None
 
 
 def task_notification(message: dict[str, Any]) -> x.TaskStatusNotification | None:
@@ -140,7 +138,7 @@ class TaskWatch:
 
     def on_status(self, task: Any) -> Wait | NeedInput | Done:
         if task.task_id != self.task_id:
-            raise McpError(-32603, f"asked for task {self.task_id!r}, got {task.task_id!r}")
+            raise ProtocolViolationError(f"asked for task {self.task_id!r}, got {task.task_id!r}")
         status = status_of(task)
         self.status = status
         self.message = None if task.status_message is UNSET else task.status_message
@@ -176,6 +174,6 @@ class TaskWatch:
         try:
             return msgspec.convert(data, self.result_type)
         except msgspec.ValidationError as exc:
-            raise McpError(
-                -32603, f"task {self.task_id!r}: its result does not match the schema: {exc}"
+            raise ProtocolViolationError(
+                f"task {self.task_id!r}: its result does not match the schema: {exc}"
             ) from None
