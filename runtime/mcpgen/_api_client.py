@@ -17,7 +17,6 @@ task=True)` may return a `ToolTask` to wait for (see `mcpgen._api_tasks`).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -31,8 +30,9 @@ from mcpgen._api_tasks import DEFAULT_TASK_TIMEOUT, Tasks, ToolTask
 from mcpgen._callbacks import Callback, Callbacks
 from mcpgen._client import ClientCore, VerdictCache, shared_verdicts
 from mcpgen._client._cache import CacheKey, ResultCache
-from mcpgen._connection import Connection, Era, log
-from mcpgen._errors import ClientError, ConfigurationError, McpError
+from mcpgen._connection import Connection, Era, Note, log
+from mcpgen._errors import ConfigurationError, McpError
+from mcpgen._listen import session_notifications, subscription
 from mcpgen.transports._link_base import Link
 from mcpgen.transports._links import HttpLink, MemoryLink, SseLink, StdioLink
 from mcpgen_types import ext_tasks as x
@@ -403,7 +403,7 @@ class Client:
         resources: bool = False,
         resource_uris: Sequence[str] = (),
         task_ids: Sequence[str] = (),
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncIterator[Note]:
         """Change notifications as typed structs until the server ends the stream or you
         stop iterating. Modern: `subscriptions/listen`; legacy: session notifications.
         `task_ids` (modern only): `notifications/tasks` (TaskStatusNotification) for
@@ -411,7 +411,14 @@ class Client:
         if task_ids and self.core.era != "modern":
             raise ConfigurationError("task notifications exist only in the modern era")
         if self.core.era == "legacy":
-            async for note in self._legacy_listen(tools, prompts, resources, resource_uris):
+            wanted = {
+                "notifications/tools/list_changed": tools,
+                "notifications/prompts/list_changed": prompts,
+                "notifications/resources/list_changed": resources,
+                "notifications/resources/updated": bool(resource_uris),
+            }
+            chosen = frozenset(method for method, on in wanted.items() if on)
+            async for note in session_notifications(self.connection, chosen, resource_uris):
                 yield note
             return
         filters: dict[str, Any] = {}
@@ -427,45 +434,5 @@ class Client:
         if task_ids:
             filters["taskIds"] = list(task_ids)
             caps = self.core.task_capabilities
-        rid, queue = await self.connection.open_stream(
-            "subscriptions/listen", {"notifications": filters}, caps
-        )
-        try:
-            first = await asyncio.wait_for(queue.get(), self.timeout)
-            if not isinstance(first, t.SubscriptionsAcknowledgedNotification):
-                raise ClientError(
-                    f"subscriptions/listen: expected an acknowledgement first, got {first!r}"
-                )
-            while (note := await queue.get()) is not None:
-                yield note
-        finally:
-            await self.connection.close_stream(rid)
-
-    async def _legacy_listen(
-        self, tools: bool, prompts: bool, resources: bool, uris: Sequence[str]
-    ) -> AsyncIterator[Any]:
-        wanted = {
-            "notifications/tools/list_changed": tools,
-            "notifications/prompts/list_changed": prompts,
-            "notifications/resources/list_changed": resources,
-            "notifications/resources/updated": bool(uris),
-        }
-        queue: asyncio.Queue[msgspec.Struct | dict[str, Any] | None] = asyncio.Queue()
-        self.connection.session_events.append(queue)
-        for uri in uris:
-            await self.request("resources/subscribe", {"uri": uri})
-        try:
-            while (note := await queue.get()) is not None:
-                method = (
-                    note.get("method")
-                    if isinstance(note, dict)
-                    else type(note).__struct_config__.tag
-                )
-                if wanted.get(str(method)):
-                    yield note
-        finally:
-            self.connection.session_events.remove(queue)
-            if not self.connection.closed:
-                for uri in uris:
-                    with contextlib.suppress(Exception):
-                        await self.request("resources/unsubscribe", {"uri": uri})
+        async for note in subscription(self.connection, filters, caps, self.timeout):
+            yield note

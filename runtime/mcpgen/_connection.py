@@ -47,13 +47,13 @@ from mcpgen.transports._background import start_kept
 from mcpgen.transports._link_base import Link
 from mcpgen_types import latest as t
 
-__all__ = ["Connection", "Era"]
+__all__ = ["Connection", "Era", "Note", "Stream"]
 
 log = logging.getLogger("mcpgen.client")
 Era = Literal["auto", "modern", "legacy"]
 Answer = tuple[Incoming, int | None]  # a request's answer and the HTTP status it came with
-# A listen stream's queue: notifications, then None when the stream ends.
-Stream = asyncio.Queue[msgspec.Struct | dict[str, Any] | None]
+Note = msgspec.Struct | dict[str, Any]  # a server notification (typed when it fits a type)
+Stream = asyncio.Queue[Note | None]  # a listen stream's notifications, then None at its end
 
 _TICK = 0.05  # seconds: how often pending requests are checked against their deadlines
 
@@ -428,26 +428,6 @@ class Connection:
                 continue
             assert isinstance(step, NeedInput)
             trip.answer(await self.callbacks.fulfil_all(step.requests))
-
-    # -- streams ----------------------------------------------------------------------------------
-    async def open_stream(
-        self, method: str, params: dict[str, Any], capabilities: dict[str, Any] | None
-    ) -> tuple[RequestId, Stream]:
-        """Send a request whose answer is a stream of notifications (listen)."""
-        rid, sent, frame = self.core.request(method, params, capabilities=capabilities)
-        queue: Stream = asyncio.Queue()
-        self.streams[rid] = queue
-        try:
-            await self.link.send(frame, self.core.headers(method, sent), rid)
-        except BaseException:
-            self.streams.pop(rid, None)
-            raise
-        return rid, queue
-
-    async def close_stream(self, rid: RequestId) -> None:
-        self.streams.pop(rid, None)
-        if not self.closed:
-            await self.cancel(rid)
 
     async def discover(self) -> t.DiscoverResult:
         """`server/discover` (modern servers): versions, capabilities, instructions."""
