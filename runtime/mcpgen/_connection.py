@@ -97,6 +97,7 @@ class Connection:
         self._tokens = itertools.count(1)
         self._tasks: set[asyncio.Task[Any]] = set()
         self.closed = False
+        self._lost: str | None = None  # why nothing will answer any more (the server hung up)
         self.link = link
         self._attach(link)
 
@@ -145,7 +146,8 @@ class Connection:
                 with contextlib.suppress(ClientError):
                     await self._fall_back("")
             if cached.era == "legacy" or self.link.legacy_only:
-                await self._initialize(cached.version, remember=True)
+                # Using a verdict does not renew it: only a probe does, after its TTL.
+                await self._initialize(cached.version)
                 return
             if cached.era == "modern":
                 self.core.adopt_modern(cached.version)
@@ -242,7 +244,8 @@ class Connection:
             future.set_exception(error)
 
     def _on_link_closed(self) -> None:
-        self._fail_pending(ConnectionClosedError("the server closed the connection"))
+        self._lost = "the server closed the connection"
+        self._fail_pending(ConnectionClosedError(self._lost))
         for queue in [*self.streams.values(), *self.session_events]:
             queue.put_nowait(None)
 
@@ -299,6 +302,8 @@ class Connection:
         headers: Mapping[str, str],
         timeout: float | None,
     ) -> Answer:
+        if self._lost is not None:
+            raise ConnectionClosedError(self._lost)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Answer] = loop.create_future()
         self._pending[rid] = future
