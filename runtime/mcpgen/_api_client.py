@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Self, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, Self, TypedDict, Unpack, cast, overload
 
 import msgspec
 from msgspec import UNSET
@@ -41,7 +41,26 @@ from mcpgen_types import latest as t
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["Client"]
+__all__ = ["Client", "ClientOptions"]
+
+
+class ClientOptions(TypedDict, total=False):
+    """The keywords of `Client(link, ...)`, which `Client.stdio/http/sse/memory` pass on."""
+
+    era: Era
+    name: str
+    version: str
+    on_elicitation: Callback | None
+    on_sampling: Callback | None
+    on_roots: Callback | None
+    on_log: Callback | None
+    elicitation_modes: Sequence[str]
+    log_level: str | None
+    timeout: float
+    probe_timeout: float
+    max_rounds: int
+    cache: bool
+    verdicts: VerdictCache | None
 
 
 class Client:
@@ -108,7 +127,7 @@ class Client:
         *,
         env: dict[str, str] | None = None,
         cwd: str | None = None,
-        **options: Any,
+        **options: Unpack[ClientOptions],
     ) -> Client:
         """A client of a server subprocess (stdin/stdout)."""
         return cls(StdioLink(command, env=env, cwd=cwd), **options)
@@ -120,7 +139,7 @@ class Client:
         *,
         headers: dict[str, str] | None = None,
         httpx_client: httpx.AsyncClient | None = None,
-        **options: Any,
+        **options: Unpack[ClientOptions],
     ) -> Client:
         """A client of a Streamable HTTP endpoint (`headers`: e.g. Authorization)."""
         return cls(HttpLink(url, headers, httpx_client, options.get("timeout", 60.0)), **options)
@@ -132,7 +151,7 @@ class Client:
         *,
         headers: dict[str, str] | None = None,
         httpx_client: httpx.AsyncClient | None = None,
-        **options: Any,
+        **options: Unpack[ClientOptions],
     ) -> Client:
         """A client of a server on the deprecated HTTP+SSE transport (2024-11-05): `url`
         is its SSE stream. Legacy era only (`Client.http` also reaches such servers, as
@@ -143,7 +162,7 @@ class Client:
         return cls(SseLink(url, headers, httpx_client, options.get("timeout", 60.0)), **options)
 
     @classmethod
-    def memory(cls, server: object, **options: Any) -> Client:
+    def memory(cls, server: object, **options: Unpack[ClientOptions]) -> Client:
         """A client of an `mcpgen.Server` in this process."""
         return cls(MemoryLink(server), **options)
 

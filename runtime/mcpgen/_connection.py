@@ -427,7 +427,7 @@ class Connection:
                 continue
             step = trip.on_result(incoming.result)
             if isinstance(step, Done):
-                return step.result  # type: ignore[no-any-return]
+                return step.result
             if isinstance(step, Retry):
                 await asyncio.sleep(step.delay)
                 continue

@@ -17,9 +17,10 @@ from mcpgen._client._tasks import TASK_METHODS, created_task, declaring, task_no
 from mcpgen._errors import ClientError, McpError, ProtocolViolationError
 from mcpgen_types import latest as t
 
-__all__ = ["ClientCore", "Incoming", "RequestId", "Sent"]
+__all__ = ["ClientCore", "Incoming", "ProgressToken", "RequestId", "Sent"]
 
 RequestId = int | str
+ProgressToken = str | int
 # (id, params as sent, frame) of one outgoing request
 Sent = tuple[RequestId, dict[str, Any], bytes]
 
@@ -87,7 +88,7 @@ class ClientCore:
 
     def meta(
         self,
-        progress_token: Any = None,
+        progress_token: ProgressToken | None = None,
         version: str | None = None,
         capabilities: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
@@ -111,7 +112,7 @@ class ClientCore:
         method: str,
         params: dict[str, Any] | None = None,
         *,
-        progress_token: Any = None,
+        progress_token: ProgressToken | None = None,
         version: str | None = None,
         request_id: RequestId | None = None,
         capabilities: dict[str, Any] | None = None,
@@ -329,15 +330,15 @@ class ClientCore:
         }
         return rid, _encode({"jsonrpc": "2.0", "id": rid, "method": "initialize", "params": params})
 
-    def on_initialize(self, raw: Any) -> bytes:
+    def on_initialize(self, raw: msgspec.Raw | bytes | dict[str, Any] | None) -> bytes:
         """Record the InitializeResult; returns the `notifications/initialized` frame."""
         data = msgspec.json.decode(raw) if isinstance(raw, msgspec.Raw | bytes) else raw
         version = data.get("protocolVersion") if isinstance(data, dict) else None
-        if version not in proto.LEGACY:
+        if not isinstance(data, dict) or version not in proto.LEGACY:
             raise ProtocolViolationError(
                 f"the server answered initialize with unsupported version {version!r}"
             )
-        self.era, self.version = "legacy", version
+        self.era, self.version = "legacy", str(version)
         self.server_capabilities = data.get("capabilities") or {}
         self.server_info = data.get("serverInfo")
         self.instructions = data.get("instructions")

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from mcpgen._client._core import ClientCore, Sent
+from mcpgen._client._core import ClientCore, ProgressToken, Sent
 from mcpgen._client._steps import Done, NeedInput, Resend, Retry
 from mcpgen._errors import ClientError
 from mcpgen_types import latest as t
@@ -31,7 +31,7 @@ class RoundTrip:
         params: dict[str, Any],
         *,
         max_rounds: int = 8,
-        progress_token: Any = None,
+        progress_token: ProgressToken | None = None,
         tasks: bool = False,
     ) -> None:
         self.core = core

@@ -16,7 +16,7 @@ __all__ = ["Done", "NeedInput", "Resend", "Retry", "Wait"]
 class Done(msgspec.Struct, frozen=True):
     """Finished: `result` is the request's typed result."""
 
-    result: Any
+    result: msgspec.Struct
 
 
 class NeedInput(msgspec.Struct, frozen=True):

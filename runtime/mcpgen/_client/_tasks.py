@@ -12,6 +12,7 @@ next step out: wait this long, answer these input requests, or the final result)
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Final
 
 import msgspec
@@ -67,7 +68,11 @@ class TaskCancelledError(Exception):
         self.message = message
 
 
-def status_of(task: Any) -> str:
+# Every shape a task's status comes in.
+TaskShape = x.CreateTaskResult | x.GetTaskResult | x.TaskStatusNotificationParams
+
+
+def status_of(task: TaskShape) -> str:
     """The status of any task shape: a field of CreateTaskResult, the tag of the others."""
     status = getattr(task, "status", None)
     return str(status if status is not None else type(task).__struct_config__.tag)
@@ -124,19 +129,19 @@ class TaskWatch:
     def __init__(self, task_id: str, method: str = "tools/call", *, poll: float | None = None):
         info = t.METHODS.get(method)
         self.task_id = task_id
-        self.result_type: Any = info.result if info is not None else t.Result
+        self.result_type: type[msgspec.Struct] = info.result if info is not None else t.Result
         self.poll = poll
         self.status: str | None = None
         self.message: str | None = None
         self._answered: set[str] = set()
 
-    def delay(self, hint_ms: Any) -> float:
+    def delay(self, hint_ms: int | msgspec.UnsetType | None) -> float:
         hint = hint_ms / 1000 if isinstance(hint_ms, int) and hint_ms >= 0 else None
         if hint is None:
             return DEFAULT_POLL if self.poll is None else self.poll
         return hint if self.poll is None else max(hint, self.poll)
 
-    def on_status(self, task: Any) -> Wait | NeedInput | Done:
+    def on_status(self, task: TaskShape) -> Wait | NeedInput | Done:
         if task.task_id != self.task_id:
             raise ProtocolViolationError(f"asked for task {self.task_id!r}, got {task.task_id!r}")
         status = status_of(task)
@@ -165,10 +170,10 @@ class TaskWatch:
                 return NeedInput(fresh)
         return Wait(self.delay(task.poll_interval_ms))
 
-    def answered(self, keys: Any) -> None:
+    def answered(self, keys: Iterable[str]) -> None:
         self._answered.update(keys)
 
-    def _final(self, result: dict[str, Any]) -> Any:
+    def _final(self, result: dict[str, Any]) -> msgspec.Struct:
         data = dict(result)
         data.setdefault("resultType", "complete")
         try:
