@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Self, TypedDict, Unpack, cast, overload
 
 import msgspec
@@ -214,7 +214,7 @@ class Client:
     def on_log(self, callback: Callback | None) -> None:
         self.callbacks.on_log = callback
 
-    async def request(
+    def request(
         self,
         method: str,
         params: dict[str, Any] | None = None,
@@ -222,11 +222,11 @@ class Client:
         timeout: float | None = None,
         progress: Callback | None = None,
         tasks: bool = False,
-    ) -> msgspec.Struct:
+    ) -> Coroutine[Any, Any, msgspec.Struct]:
         """Send any request and return its typed result (input rounds fulfilled).
         `tasks`: declare the Tasks extension (modern era; the result may be a
-        CreateTaskResult)."""
-        return await self.connection.request(
+        CreateTaskResult). The connection's own coroutine: no extra frame per call."""
+        return self.connection.request(
             method, params, timeout=timeout, progress=progress, tasks=tasks
         )
 
@@ -343,11 +343,16 @@ class Client:
         or answer directly with the CallToolResult. A legacy session has no tasks: the
         call is an ordinary one (a tool that runs only as a task refuses it).
         """
-        if self.link.http and self.era == "modern" and name not in self.connection.tool_headers:
+        connection = self.connection
+        if (
+            connection.link.http
+            and connection.core.era == "modern"
+            and name not in connection.tool_headers
+        ):
             with contextlib.suppress(McpError):
                 await self.list_tools()
         params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
-        result = await self.request(
+        result = await connection.request(
             "tools/call", params, timeout=timeout, progress=progress, tasks=task
         )
         if task and isinstance(result, x.CreateTaskResult):
