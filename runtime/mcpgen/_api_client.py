@@ -20,12 +20,13 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Self, TypedDict, Unpack, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, Self, Unpack, cast, overload
 
 import msgspec
 from msgspec import UNSET
 
 from mcpgen import _protocol as proto
+from mcpgen._api_options import ClientOptions
 from mcpgen._api_tasks import DEFAULT_TASK_TIMEOUT, Tasks, ToolTask
 from mcpgen._callbacks import Callback, Callbacks
 from mcpgen._client import ClientCore, VerdictCache, shared_verdicts
@@ -42,25 +43,6 @@ if TYPE_CHECKING:
     import httpx
 
 __all__ = ["Client", "ClientOptions"]
-
-
-class ClientOptions(TypedDict, total=False):
-    """The keywords of `Client(link, ...)`, which `Client.stdio/http/sse/memory` pass on."""
-
-    era: Era
-    name: str
-    version: str
-    on_elicitation: Callback | None
-    on_sampling: Callback | None
-    on_roots: Callback | None
-    on_log: Callback | None
-    elicitation_modes: Sequence[str]
-    log_level: str | None
-    timeout: float
-    probe_timeout: float
-    max_rounds: int
-    cache: bool
-    verdicts: VerdictCache | None
 
 
 class Client:
