@@ -64,6 +64,7 @@ __all__ = [
     "ToolTask",
     "TransportError",
     "TransportTimeoutError",
+    "VerdictCache",
     "__version__",
     "audio",
     "elicit_form",
@@ -84,9 +85,11 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from mcpgen._api_client import Client
     from mcpgen._api_tasks import ToolTask
-    from mcpgen._client import TaskCancelledError, TaskFailedError
+    from mcpgen._client import TaskCancelledError, TaskFailedError, VerdictCache
 
-_CLIENT_SIDE = frozenset({"Client", "TaskCancelledError", "TaskFailedError", "ToolTask"})
+_CLIENT_SIDE = frozenset(
+    {"Client", "TaskCancelledError", "TaskFailedError", "ToolTask", "VerdictCache"}
+)
 
 
 def __getattr__(name: str) -> Any:
