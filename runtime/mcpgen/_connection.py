@@ -53,7 +53,8 @@ log = logging.getLogger("mcpgen.client")
 Era = Literal["auto", "modern", "legacy"]
 Answer = tuple[Incoming, int | None]  # a request's answer and the HTTP status it came with
 Note = msgspec.Struct | dict[str, Any]  # a server notification (typed when it fits a type)
-Stream = asyncio.Queue[Note | None]  # a listen stream's notifications, then None at its end
+# A listen stream's notifications, then None at its end (or the failure that ended it).
+Stream = asyncio.Queue[Note | ClientError | None]
 
 _TICK = 0.05  # seconds: how often pending requests are checked against their deadlines
 
@@ -242,6 +243,8 @@ class Connection:
         future = self._pending.pop(request_id, None)
         if future is not None and not future.done():
             future.set_exception(error)
+        elif request_id in self.streams:  # a listen request that failed
+            self.streams[request_id].put_nowait(error)
 
     def _on_link_closed(self) -> None:
         self._lost = "the server closed the connection"

@@ -35,11 +35,15 @@ async def subscription(
     try:
         await connection.link.send(frame, core.headers("subscriptions/listen", sent), rid)
         first = await asyncio.wait_for(queue.get(), timeout)
+        if isinstance(first, ClientError):
+            raise first
         if not isinstance(first, t.SubscriptionsAcknowledgedNotification):
             raise ClientError(
                 f"subscriptions/listen: expected an acknowledgement first, got {first!r}"
             )
         while (note := await queue.get()) is not None:
+            if isinstance(note, ClientError):
+                raise note
             yield note
     finally:
         connection.streams.pop(rid, None)
@@ -57,6 +61,8 @@ async def session_notifications(
         await connection.request("resources/subscribe", {"uri": uri})
     try:
         while (note := await queue.get()) is not None:
+            if isinstance(note, ClientError):
+                raise note
             method = (
                 note.get("method") if isinstance(note, dict) else type(note).__struct_config__.tag
             )

@@ -239,3 +239,15 @@ def test_sse_the_end_of_the_stream() -> None:
                     await client.list_tools()
 
         run(main())
+
+
+def test_a_refused_listen_request_raises_its_failure() -> None:
+    with serve_app(status_app(503, b"busy")) as base:
+
+        async def main() -> None:
+            async with Client.http(f"{base}/mcp", era="modern", timeout=30) as c:
+                with pytest.raises(HttpStatusError, match="HTTP 503: busy"):
+                    async for _ in c.listen(tools=True):
+                        pass
+
+        run(main())
