@@ -230,8 +230,11 @@ class Connection:
             self._notification(incoming)
         elif kind == "request":
             self._spawn(self._serve_request(incoming))
-        else:  # not JSON-RPC: a breach, which fails the request it answers, if known
-            key = incoming.id if incoming.id is not None else request_id
+        else:  # not JSON-RPC: a breach that fails the request it answers (by its id, or
+            # as the whole body of an HTTP failure); other stray frames are dropped
+            key = incoming.id
+            if key is None and status is not None and status >= 300:
+                key = request_id
             if key is not None and key in self._pending:
                 what = f"HTTP {status}: " if status is not None else ""
                 text = frame[:200].decode(errors="replace")

@@ -251,3 +251,30 @@ def test_a_refused_listen_request_raises_its_failure() -> None:
                         pass
 
         run(main())
+
+
+BREACHING = """
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    rid = message["id"]
+    print("not json at all", flush=True)  # stray: dropped
+    print(json.dumps({"jsonrpc": "2.0", "method": 5}), flush=True)  # stray: dropped
+    if message["method"] == "tools/list":
+        print(json.dumps({"jsonrpc": "2.0", "id": rid, "result": {"tools": []}}), flush=True)
+    else:  # a result and an error at once: no JSON-RPC answer
+        answer = {"jsonrpc": "2.0", "id": rid, "result": {}, "error": {"code": 1, "message": "x"}}
+        print(json.dumps(answer), flush=True)
+"""
+
+
+def test_a_breach_fails_its_request_and_stray_lines_are_dropped() -> None:
+    async def main() -> None:
+        async with Client.stdio([sys.executable, "-c", BREACHING], era="modern") as c:
+            assert await c.list_tools() == []
+            with pytest.raises(ProtocolViolationError, match="not a JSON-RPC answer"):
+                await c.list_prompts()
+
+    run(main())
