@@ -7,7 +7,7 @@ requests (legacy). A callback may be a plain function or a coroutine function.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -79,11 +79,11 @@ class Callbacks:
             )
         return await maybe_await(callback(params))
 
-    async def fulfil_all(self, requests: dict[str, Any]) -> dict[str, object]:
+    async def fulfil_all(self, requests: Mapping[str, t.InputRequest]) -> dict[str, object]:
         """Answers to a batch of input requests, by key."""
         answers = {}
         for key, request in requests.items():
-            kind = type(request).__struct_config__.tag
+            kind = str(type(request).__struct_config__.tag)
             answers[key] = await self.fulfil(kind, getattr(request, "params", None))
         return answers
 

@@ -6,9 +6,9 @@ and the core's retry rule all speak these, so none of them imports another for t
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
+
+from mcpgen_types import latest as t
 
 __all__ = ["Done", "NeedInput", "Resend", "Retry", "Wait"]
 
@@ -22,7 +22,7 @@ class Done(msgspec.Struct, frozen=True):
 class NeedInput(msgspec.Struct, frozen=True):
     """Answer these input requests (key -> ElicitRequest, CreateMessageRequest, ...)."""
 
-    requests: dict[str, Any]
+    requests: dict[str, t.InputRequest]
 
 
 class Retry(msgspec.Struct, frozen=True):
