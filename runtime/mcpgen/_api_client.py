@@ -36,6 +36,7 @@ from mcpgen._errors import ConfigurationError, McpError
 from mcpgen._listen import session_notifications, subscription
 from mcpgen.transports._link_base import Link
 from mcpgen.transports._links import HttpLink, MemoryLink, SseLink, StdioLink
+from mcpgen.transports._port import ServerPort
 from mcpgen_types import ext_tasks as x
 from mcpgen_types import latest as t
 
@@ -144,7 +145,7 @@ class Client:
         return cls(SseLink(url, headers, httpx_client, options.get("timeout", 60.0)), **options)
 
     @classmethod
-    def memory(cls, server: object, **options: Unpack[ClientOptions]) -> Client:
+    def memory(cls, server: ServerPort, **options: Unpack[ClientOptions]) -> Client:
         """A client of an `mcpgen.Server` in this process."""
         return cls(MemoryLink(server), **options)
 

@@ -25,6 +25,7 @@ from mcpgen.transports._link_base import (
     sse_events,
 )
 from mcpgen.transports._memory import MemoryConnection
+from mcpgen.transports._port import ServerPort
 from mcpgen.transports._sse_link import SseLink
 
 __all__ = [
@@ -201,7 +202,7 @@ class MemoryLink(LinkBase):
     """A server in this process (mcpgen.transports.MemoryConnection); `server` is an
     `mcpgen.Server`."""
 
-    def __init__(self, server: object) -> None:
+    def __init__(self, server: ServerPort) -> None:
         self.server = server
         self.connection: MemoryConnection | None = None
 
