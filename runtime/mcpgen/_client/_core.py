@@ -123,16 +123,13 @@ class ClientCore:
         meta = self.meta(progress_token, version, capabilities)
         if meta:
             sent["_meta"] = {**sent.get("_meta", {}), **meta}
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
-        if sent or self.era != "legacy":
-            message["params"] = sent
-        return rid, sent, _encode(message)
+        # A legacy request without params leaves them out (some servers reject `{}`).
+        body = sent if (sent or self.era != "legacy") else UNSET
+        return rid, sent, _encode(t.JSONRPCRequest(id=rid, method=method, params=body))
 
     def notification(self, method: str, params: dict[str, Any] | None = None) -> bytes:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        return _encode(message)
+        body = UNSET if params is None else params
+        return _encode(t.JSONRPCNotification(method=method, params=body))
 
     def response(self, request_id: RequestId | None, result: Any) -> bytes:
         return rpc.result_frame(request_id, result)
@@ -325,10 +322,10 @@ class ClientCore:
         rid = self.next_id()
         params = {
             "protocolVersion": version or proto.LEGACY[-1],
-            "capabilities": self.legacy_capabilities,
+            "capabilities": self.legacy_capabilities,  # as given: extensions included
             "clientInfo": self.info_meta,
         }
-        return rid, _encode({"jsonrpc": "2.0", "id": rid, "method": "initialize", "params": params})
+        return rid, _encode(t.JSONRPCRequest(id=rid, method="initialize", params=params))
 
     def on_initialize(self, raw: msgspec.Raw | bytes | dict[str, Any] | None) -> bytes:
         """Record the InitializeResult; returns the `notifications/initialized` frame."""
