@@ -419,3 +419,6 @@ def sse_event_ids(legacy_version: str | None) -> bool:
 
 # Revisions whose sessions take JSON-RPC batches (added in 2025-03-26, removed in 2025-06-18).
 JSON_RPC_BATCHES: Final = frozenset({"2025-03-26"})
+
+# Legacy revisions whose clients can be sent a URL-mode elicitation (added in 2025-11-25).
+URL_ELICITATION: Final = frozenset({"2025-11-25"})
