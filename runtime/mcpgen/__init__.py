@@ -11,7 +11,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcpgen._api import Server
-from mcpgen._errors import ClientError, ConfigurationError, McpError
+from mcpgen._errors import (
+    ClientError,
+    ConfigurationError,
+    ConnectError,
+    ConnectionClosedError,
+    HttpStatusError,
+    McpError,
+    ProtocolViolationError,
+    TransportError,
+    TransportTimeoutError,
+)
 from mcpgen._server import CacheHint, Channel, Session
 from mcpgen._server._content import (
     audio,
@@ -39,15 +49,22 @@ __all__ = [
     "Client",
     "ClientError",
     "ConfigurationError",
+    "ConnectError",
+    "ConnectionClosedError",
     "Context",
     "Header",
+    "HttpStatusError",
     "InputRequired",
     "McpError",
+    "ProtocolViolationError",
     "Server",
     "Session",
     "TaskCancelledError",
     "TaskFailedError",
     "ToolTask",
+    "TransportError",
+    "TransportTimeoutError",
+    "VerdictCache",
     "__version__",
     "audio",
     "elicit_form",
@@ -68,9 +85,11 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from mcpgen._api_client import Client
     from mcpgen._api_tasks import ToolTask
-    from mcpgen._client import TaskCancelledError, TaskFailedError
+    from mcpgen._client import TaskCancelledError, TaskFailedError, VerdictCache
 
-_CLIENT_SIDE = frozenset({"Client", "TaskCancelledError", "TaskFailedError", "ToolTask"})
+_CLIENT_SIDE = frozenset(
+    {"Client", "TaskCancelledError", "TaskFailedError", "ToolTask", "VerdictCache"}
+)
 
 
 def __getattr__(name: str) -> Any:

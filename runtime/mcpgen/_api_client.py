@@ -17,27 +17,90 @@ task=True)` may return a `ToolTask` to wait for (see `mcpgen._api_tasks`).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Sequence
-from typing import Any, Literal, cast, overload
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Self, Unpack, cast, overload
 
+import msgspec
 from msgspec import UNSET
 
 from mcpgen import _protocol as proto
-from mcpgen._api_tasks import TaskClient, ToolTask
-from mcpgen._connection import Callback, log
-from mcpgen._errors import ClientError, ConfigurationError, McpError
-from mcpgen.transports._links import HttpLink, MemoryLink, StdioLink
-from mcpgen.transports._sse_link import SseLink
+from mcpgen._api_options import ClientOptions
+from mcpgen._api_tasks import DEFAULT_TASK_TIMEOUT, Tasks, ToolTask
+from mcpgen._callbacks import Callback, Callbacks
+from mcpgen._client import ClientCore, VerdictCache, shared_verdicts
+from mcpgen._client._cache import CacheKey, ResultCache
+from mcpgen._connection import Connection, Era, Note, log
+from mcpgen._errors import ConfigurationError, McpError
+from mcpgen._listen import session_notifications, subscription
+from mcpgen.transports._link_base import Link
+from mcpgen.transports._links import HttpLink, MemoryLink, SseLink, StdioLink
+from mcpgen.transports._port import ServerPort
 from mcpgen_types import ext_tasks as x
 from mcpgen_types import latest as t
 
-__all__ = ["Client"]
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["Client", "ClientOptions"]
 
 
-class Client(TaskClient):
-    """An MCP client over one link (stdio process, HTTP endpoint, in-memory server)."""
+class Client:
+    """An MCP client over one link (stdio process, HTTP endpoint, in-memory server).
+
+    It holds a `Connection` (the I/O), a `Tasks` helper (the task requests), its
+    callbacks and its result cache. `verdicts`: where era probes' verdicts are cached
+    (each trusted for its TTL); by default one cache shared by the process.
+    """
+
+    def __init__(
+        self,
+        link: Link,
+        *,
+        era: Era = "auto",
+        name: str = "mcpgen-client",
+        version: str = "0.1.0",
+        on_elicitation: Callback | None = None,
+        on_sampling: Callback | None = None,
+        on_roots: Callback | None = None,
+        on_log: Callback | None = None,
+        elicitation_modes: Sequence[str] = ("form",),
+        log_level: str | None = None,
+        timeout: float = 60.0,
+        probe_timeout: float = 5.0,
+        max_rounds: int = 8,
+        cache: bool = True,
+        verdicts: VerdictCache | None = None,
+    ) -> None:
+        self.callbacks = Callbacks(
+            on_elicitation=on_elicitation,
+            on_sampling=on_sampling,
+            on_roots=on_roots,
+            on_log=on_log,
+            elicitation_modes=elicitation_modes,
+        )
+        caps, legacy_caps = self.callbacks.capabilities()
+        core = ClientCore(
+            t.Implementation(name=name, version=version),
+            caps,
+            log_level=log_level,
+            legacy_capabilities=legacy_caps,
+        )
+        self.cache = ResultCache(cache)
+        self.connection = Connection(
+            link,
+            core,
+            self.callbacks,
+            self.cache,
+            shared_verdicts() if verdicts is None else verdicts,
+            era=era,
+            timeout=timeout,
+            probe_timeout=probe_timeout,
+            max_rounds=max_rounds,
+        )
+        self.connection.refresh_tools = self._refresh_tools
+        self.tasks = Tasks(self.connection, self.callbacks)
 
     # -- construction -----------------------------------------------------------------------------
     @classmethod
@@ -47,7 +110,7 @@ class Client(TaskClient):
         *,
         env: dict[str, str] | None = None,
         cwd: str | None = None,
-        **options: Any,
+        **options: Unpack[ClientOptions],
     ) -> Client:
         """A client of a server subprocess (stdin/stdout)."""
         return cls(StdioLink(command, env=env, cwd=cwd), **options)
@@ -58,8 +121,8 @@ class Client(TaskClient):
         url: str,
         *,
         headers: dict[str, str] | None = None,
-        httpx_client: Any = None,
-        **options: Any,
+        httpx_client: httpx.AsyncClient | None = None,
+        **options: Unpack[ClientOptions],
     ) -> Client:
         """A client of a Streamable HTTP endpoint (`headers`: e.g. Authorization)."""
         return cls(HttpLink(url, headers, httpx_client, options.get("timeout", 60.0)), **options)
@@ -70,8 +133,8 @@ class Client(TaskClient):
         url: str,
         *,
         headers: dict[str, str] | None = None,
-        httpx_client: Any = None,
-        **options: Any,
+        httpx_client: httpx.AsyncClient | None = None,
+        **options: Unpack[ClientOptions],
     ) -> Client:
         """A client of a server on the deprecated HTTP+SSE transport (2024-11-05): `url`
         is its SSE stream. Legacy era only (`Client.http` also reaches such servers, as
@@ -82,26 +145,129 @@ class Client(TaskClient):
         return cls(SseLink(url, headers, httpx_client, options.get("timeout", 60.0)), **options)
 
     @classmethod
-    def memory(cls, server: Any, **options: Any) -> Client:
+    def memory(cls, server: ServerPort, **options: Unpack[ClientOptions]) -> Client:
         """A client of an `mcpgen.Server` in this process."""
         return cls(MemoryLink(server), **options)
+
+    # -- the connection ---------------------------------------------------------------------------
+    async def __aenter__(self) -> Self:
+        await self.connection.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.connection.close()
+
+    async def close(self) -> None:
+        await self.connection.close()
+
+    @property
+    def link(self) -> Link:
+        """The transport link in use (era detection may replace the one given)."""
+        return self.connection.link
+
+    @property
+    def core(self) -> ClientCore:
+        return self.connection.core
+
+    @property
+    def era(self) -> str | None:
+        return self.connection.core.era
+
+    @property
+    def protocol_version(self) -> str:
+        return self.connection.core.version
+
+    @property
+    def server_info(self) -> dict[str, Any] | None:
+        return self.connection.core.server_info
+
+    @property
+    def server_capabilities(self) -> dict[str, Any]:
+        return self.connection.core.server_capabilities
+
+    @property
+    def timeout(self) -> float:
+        return self.connection.timeout
+
+    @property
+    def on_log(self) -> Callback | None:
+        return self.callbacks.on_log
+
+    @on_log.setter
+    def on_log(self, callback: Callback | None) -> None:
+        self.callbacks.on_log = callback
+
+    def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress: Callback | None = None,
+        tasks: bool = False,
+    ) -> Coroutine[Any, Any, msgspec.Struct]:
+        """Send any request and return its typed result (input rounds fulfilled).
+        `tasks`: declare the Tasks extension (modern era; the result may be a
+        CreateTaskResult). The connection's own coroutine: no extra frame per call."""
+        return self.connection.request(
+            method, params, timeout=timeout, progress=progress, tasks=tasks
+        )
+
+    async def discover(self) -> t.DiscoverResult:
+        """`server/discover` (modern servers): versions, capabilities, instructions."""
+        return await self.connection.discover()
+
+    # -- tasks (modern era) -----------------------------------------------------------------------
+    async def get_task(self, task_id: str, *, timeout: float | None = None) -> x.GetTaskResult:
+        """`tasks/get` (see `Tasks.get_task`)."""
+        return await self.tasks.get_task(task_id, timeout=timeout)
+
+    async def update_task(self, task_id: str, input_responses: dict[str, Any]) -> None:
+        """`tasks/update` (see `Tasks.update_task`)."""
+        await self.tasks.update_task(task_id, input_responses)
+
+    async def cancel_task(self, task_id: str) -> None:
+        """`tasks/cancel` (see `Tasks.cancel_task`)."""
+        await self.tasks.cancel_task(task_id)
+
+    async def wait_task(
+        self,
+        task: ToolTask | str,
+        *,
+        timeout: float | None = DEFAULT_TASK_TIMEOUT,
+        poll: float | None = None,
+    ) -> t.CallToolResult:
+        """Poll the task until it ends; its CallToolResult (see `Tasks.wait_task`)."""
+        return await self.tasks.wait_task(task, timeout=timeout, poll=poll)
+
+    # -- caching ----------------------------------------------------------------------------------
+    async def _cached(
+        self, key: CacheKey, fetch: Callable[[], Awaitable[msgspec.Struct]], refresh: bool
+    ) -> msgspec.Struct:
+        now = time.monotonic()
+        hit = None if refresh else self.cache.get(key, now)
+        if hit is not None:
+            return hit
+        result = await fetch()
+        self.cache.put(key, result, now)
+        return result
 
     async def _refresh_tools(self) -> None:
         await self.list_tools(refresh=True)
 
     async def _pages(
         self, method: str, field: str, cursor: str | None, all_pages: bool, refresh: bool
-    ) -> Any:
+    ) -> list[Any]:
         items: list[Any] = []
         while True:
             params: dict[str, Any] = {} if cursor is None else {"cursor": cursor}
 
-            def fetch(p: dict[str, Any] = params) -> Awaitable[Any]:
+            def fetch(p: dict[str, Any] = params) -> Awaitable[msgspec.Struct]:
                 return self.request(method, p)
 
             page = await self._cached((method, cursor), fetch, refresh)
             items.extend(getattr(page, field))
-            nxt = page.next_cursor
+            nxt = getattr(page, "next_cursor", None)
             if not all_pages or nxt is UNSET or nxt is None:
                 return items
             cursor = nxt
@@ -115,7 +281,7 @@ class Client(TaskClient):
         kept = []
         for tool in tools:  # HTTP clients drop tools whose header annotations are invalid
             try:
-                self._tool_headers[tool.name] = proto.mcp_header_params(tool.input_schema)
+                self.connection.tool_headers[tool.name] = proto.mcp_header_params(tool.input_schema)
             except ValueError as exc:
                 log.warning("dropping tool %r: %s", tool.name, exc)
                 continue
@@ -160,15 +326,20 @@ class Client(TaskClient):
         or answer directly with the CallToolResult. A legacy session has no tasks: the
         call is an ordinary one (a tool that runs only as a task refuses it).
         """
-        if self.link.http and self.core.era == "modern" and name not in self._tool_headers:
+        connection = self.connection
+        if (
+            connection.link.http
+            and connection.core.era == "modern"
+            and name not in connection.tool_headers
+        ):
             with contextlib.suppress(McpError):
                 await self.list_tools()
         params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
-        result = await self.request(
+        result = await connection.request(
             "tools/call", params, timeout=timeout, progress=progress, tasks=task
         )
         if task and isinstance(result, x.CreateTaskResult):
-            return ToolTask(self, result)
+            return ToolTask(self.tasks, result)
         return cast(t.CallToolResult, result)
 
     async def list_resources(
@@ -239,7 +410,7 @@ class Client(TaskClient):
         resources: bool = False,
         resource_uris: Sequence[str] = (),
         task_ids: Sequence[str] = (),
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncIterator[Note]:
         """Change notifications as typed structs until the server ends the stream or you
         stop iterating. Modern: `subscriptions/listen`; legacy: session notifications.
         `task_ids` (modern only): `notifications/tasks` (TaskStatusNotification) for
@@ -247,7 +418,14 @@ class Client(TaskClient):
         if task_ids and self.core.era != "modern":
             raise ConfigurationError("task notifications exist only in the modern era")
         if self.core.era == "legacy":
-            async for note in self._legacy_listen(tools, prompts, resources, resource_uris):
+            wanted = {
+                "notifications/tools/list_changed": tools,
+                "notifications/prompts/list_changed": prompts,
+                "notifications/resources/list_changed": resources,
+                "notifications/resources/updated": bool(resource_uris),
+            }
+            chosen = frozenset(method for method, on in wanted.items() if on)
+            async for note in session_notifications(self.connection, chosen, resource_uris):
                 yield note
             return
         filters: dict[str, Any] = {}
@@ -263,50 +441,5 @@ class Client(TaskClient):
         if task_ids:
             filters["taskIds"] = list(task_ids)
             caps = self.core.task_capabilities
-        rid, sent, frame = self.core.request(
-            "subscriptions/listen", {"notifications": filters}, capabilities=caps
-        )
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        self._streams[rid] = queue
-        try:
-            await self.link.send(frame, self.core.headers("subscriptions/listen", sent), rid)
-            first = await asyncio.wait_for(queue.get(), self.timeout)
-            if not isinstance(first, t.SubscriptionsAcknowledgedNotification):
-                raise ClientError(
-                    f"subscriptions/listen: expected an acknowledgement first, got {first!r}"
-                )
-            while (note := await queue.get()) is not None:
-                yield note
-        finally:
-            self._streams.pop(rid, None)
-            if not self._closed:
-                await self._cancel(rid)
-
-    async def _legacy_listen(
-        self, tools: bool, prompts: bool, resources: bool, uris: Sequence[str]
-    ) -> AsyncIterator[Any]:
-        wanted = {
-            "notifications/tools/list_changed": tools,
-            "notifications/prompts/list_changed": prompts,
-            "notifications/resources/list_changed": resources,
-            "notifications/resources/updated": bool(uris),
-        }
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        self._session_events.append(queue)
-        for uri in uris:
-            await self.request("resources/subscribe", {"uri": uri})
-        try:
-            while (note := await queue.get()) is not None:
-                method = (
-                    note.get("method")
-                    if isinstance(note, dict)
-                    else type(note).__struct_config__.tag
-                )
-                if wanted.get(str(method)):
-                    yield note
-        finally:
-            self._session_events.remove(queue)
-            if not self._closed:
-                for uri in uris:
-                    with contextlib.suppress(Exception):
-                        await self.request("resources/unsubscribe", {"uri": uri})
+        async for note in subscription(self.connection, filters, caps, self.timeout):
+            yield note

@@ -10,16 +10,18 @@ for a cancelled one, `TimeoutError` when it outlasts `timeout`: the task itself 
 on). Tasks exist only in the modern era: there `get_task` / `update_task` /
 `cancel_task` / `wait_task` work on any task id this client's principal created; a
 legacy session raises ConfigurationError for them, and runs `call_tool(task=True)` as
-an ordinary call. The protocol decisions are in `mcpgen._client._tasks` (sans-I/O).
+an ordinary call. The protocol decisions are in `mcpgen._client._tasks` (sans-I/O); `Tasks` is the
+helper a `Client` holds and forwards its task methods to.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import msgspec
 
+from mcpgen._callbacks import Callbacks
 from mcpgen._client import Done, NeedInput, TaskWatch, Wait
 from mcpgen._client._tasks import get_result, status_of
 from mcpgen._connection import Connection
@@ -27,12 +29,10 @@ from mcpgen._errors import ConfigurationError
 from mcpgen_types import ext_tasks as x
 from mcpgen_types import latest as t
 
-if TYPE_CHECKING:
-    from mcpgen_types.ext_tasks import GetTaskResult
-
-__all__ = ["DEFAULT_TASK_TIMEOUT", "TaskClient", "ToolTask"]
+__all__ = ["DEFAULT_TASK_TIMEOUT", "Tasks", "ToolTask"]
 
 DEFAULT_TASK_TIMEOUT: Final = 3600.0  # seconds wait_task waits by default (an hour)
+TaskStatus = x.CreateTaskResult | x.GetTaskResult
 
 
 class ToolTask:
@@ -40,13 +40,13 @@ class ToolTask:
     `last`, the newest status this handle has seen (a GetTaskResult or the
     CreateTaskResult)."""
 
-    __slots__ = ("client", "created", "id", "last")
+    __slots__ = ("created", "id", "last", "tasks")
 
-    def __init__(self, client: TaskClient, created: x.CreateTaskResult) -> None:
-        self.client = client
+    def __init__(self, tasks: Tasks, created: x.CreateTaskResult) -> None:
+        self.tasks = tasks
         self.created = created
         self.id = created.task_id
-        self.last: Any = created
+        self.last: TaskStatus = created
 
     @property
     def status(self) -> str:
@@ -55,46 +55,47 @@ class ToolTask:
     def __repr__(self) -> str:
         return f"ToolTask({self.id!r}, status={self.status!r})"
 
-    async def get(self) -> GetTaskResult:
+    async def get(self) -> x.GetTaskResult:
         """One `tasks/get`: the task's current status (and result, error or requests)."""
-        self.last = await self.client.get_task(self.id)
-        return self.last  # type: ignore[no-any-return]
+        status = await self.tasks.get_task(self.id)
+        self.last = status
+        return status
 
     async def result(
         self, *, timeout: float | None = DEFAULT_TASK_TIMEOUT, poll: float | None = None
     ) -> t.CallToolResult:
-        """Wait for the outcome (see `TaskClient.wait_task`)."""
-        return await self.client.wait_task(self, timeout=timeout, poll=poll)
+        """Wait for the outcome (see `Client.wait_task`)."""
+        return await self.tasks.wait_task(self, timeout=timeout, poll=poll)
 
     async def cancel(self) -> None:
-        await self.client.cancel_task(self.id)
+        await self.tasks.cancel_task(self.id)
 
     async def update(self, input_responses: dict[str, Any]) -> None:
-        await self.client.update_task(self.id, input_responses)
+        await self.tasks.update_task(self.id, input_responses)
 
 
-class TaskClient(Connection):
-    """The task methods of `mcpgen.Client` (modern era only)."""
+class Tasks:
+    """The task requests of one connection (modern era only); `Client` forwards its
+    task methods here."""
+
+    def __init__(self, connection: Connection, callbacks: Callbacks) -> None:
+        self.connection = connection
+        self.callbacks = callbacks
 
     async def _task_request(
         self, method: str, params: dict[str, Any], timeout: float | None = None
-    ) -> Any:
+    ) -> msgspec.Raw | None:
         """A `tasks/*` request declaring the extension; its raw result."""
-        if self.core.era != "modern":
+        core = self.connection.core
+        if core.era != "modern":
             raise ConfigurationError(
-                f"{method}: tasks exist only in the modern era (this session is {self.era})"
+                f"{method}: tasks exist only in the modern era (this session is {core.era})"
             )
-        rid, sent, frame = self.core.request(
-            method, params, capabilities=self.core.task_capabilities
+        return await self.connection.raw_request(
+            method, params, capabilities=core.task_capabilities, timeout=timeout
         )
-        incoming, _ = await self._exchange(
-            rid, frame, self._headers(method, sent), timeout or self.timeout
-        )
-        if incoming.kind != "response":
-            raise self.core.raise_error(incoming.error)
-        return incoming.result
 
-    async def get_task(self, task_id: str, *, timeout: float | None = None) -> GetTaskResult:
+    async def get_task(self, task_id: str, *, timeout: float | None = None) -> x.GetTaskResult:
         """`tasks/get`: the task's status as its shape (`GetTaskResultWorking`,
         `...InputRequired` with `input_requests`, `...Completed` with `result`,
         `...Failed` with `error`, `...Cancelled`)."""
@@ -146,10 +147,14 @@ class TaskClient(Connection):
         # A fresh handle's CreateTaskResult says how long to wait before the first poll;
         # anything seen since may be stale (input answered by hand): poll at once.
         fresh = handle is not None and handle.last is handle.created
-        step: Any = watch.on_status(handle.created) if handle is not None and fresh else None
+        step: Wait | NeedInput | Done | None = (
+            watch.on_status(handle.created) if handle is not None and fresh else None
+        )
         while True:
             if isinstance(step, Done):
-                return step.result  # type: ignore[no-any-return]
+                result = step.result
+                assert isinstance(result, t.CallToolResult)
+                return result
             if isinstance(step, Wait):
                 await asyncio.sleep(step.delay)
             status = await self.get_task(watch.task_id)
@@ -157,13 +162,7 @@ class TaskClient(Connection):
                 handle.last = status
             step = watch.on_status(status)
             if isinstance(step, NeedInput):
-                await self._answer_task(watch.task_id, step.requests)
+                answers = await self.callbacks.fulfil_all(step.requests)
+                await self.update_task(watch.task_id, answers)
                 watch.answered(step.requests)
                 step = watch.on_status(status)  # nothing fresh in it now: a Wait
-
-    async def _answer_task(self, task_id: str, requests: dict[str, Any]) -> None:
-        answers = {}
-        for key, request in requests.items():
-            kind = type(request).__struct_config__.tag
-            answers[key] = await self._fulfil(kind, getattr(request, "params", None))
-        await self.update_task(task_id, answers)

@@ -17,16 +17,19 @@ import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 import typer
 
 from mcpgen._api_client import Client
+from mcpgen._connection import Era as ClientEra
 from mcpgen._errors import ClientError, McpError
 from mcpgen_types import latest as t
 
 __all__ = ["register"]
+
+T = TypeVar("T")
 
 Era = Annotated[
     str, typer.Option("--era", help="auto (probe), modern (2026-07-28) or legacy (initialize).")
@@ -56,9 +59,13 @@ def _split(words: list[str]) -> tuple[str | list[str], list[str]]:
     raise typer.BadParameter("give an http(s) URL, or a server command after `--`")
 
 
-def _client(target: str | list[str], era: str, transport: str) -> Client:
-    if era not in ("auto", "modern", "legacy"):
-        raise typer.BadParameter(f"--era must be auto, modern or legacy, not {era!r}")
+_ERAS: dict[str, ClientEra] = {"auto": "auto", "modern": "modern", "legacy": "legacy"}
+
+
+def _client(target: str | list[str], era_name: str, transport: str) -> Client:
+    era = _ERAS.get(era_name)
+    if era is None:
+        raise typer.BadParameter(f"--era must be auto, modern or legacy, not {era_name!r}")
     if transport not in ("http", "sse"):
         raise typer.BadParameter(f"--transport must be http or sse, not {transport!r}")
     if transport == "sse":
@@ -75,12 +82,12 @@ def _client(target: str | list[str], era: str, transport: str) -> Client:
 def _run(
     target: str | list[str],
     era: str,
-    work: Callable[[Client], Awaitable[Any]],
+    work: Callable[[Client], Awaitable[T]],
     transport: str = "http",
-) -> Any:
+) -> T:
     client = _client(target, era, transport)
 
-    async def main() -> Any:
+    async def main() -> T:
         async with client:
             return await work(client)
 

@@ -1,10 +1,27 @@
-"""Exceptions of the public API. Imported by every layer; imports nothing of ours."""
+"""Exceptions of the public API. Imported by every layer; imports nothing of ours.
+
+Three kinds, never mixed: `McpError` is a JSON-RPC error (one the peer really sent, or
+one a handler raises to be sent); `ClientError` is a local failure of the client that
+carries no JSON-RPC code: the transport (`TransportError` and its subclasses, raised by
+every client link alike) or a server breaking the protocol (`ProtocolViolationError`);
+`ConfigurationError` is API misuse.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ClientError", "ConfigurationError", "McpError"]
+__all__ = [
+    "ClientError",
+    "ConfigurationError",
+    "ConnectError",
+    "ConnectionClosedError",
+    "HttpStatusError",
+    "McpError",
+    "ProtocolViolationError",
+    "TransportError",
+    "TransportTimeoutError",
+]
 
 
 class ConfigurationError(Exception):
@@ -13,7 +30,43 @@ class ConfigurationError(Exception):
 
 class ClientError(Exception):
     """A local client failure that is not the peer's answer (no JSON-RPC code):
-    the connection closed, the server broke the protocol, too many input rounds."""
+    the transport failed, the server broke the protocol, too many input rounds."""
+
+
+class TransportError(ClientError):
+    """The link to the server failed; the same family on stdio, in-memory, Streamable
+    HTTP and HTTP+SSE links (the subclasses say how)."""
+
+
+class ConnectError(TransportError):
+    """The server could not be reached or started (no process, no listener, no
+    endpoint on either HTTP transport)."""
+
+
+class TransportTimeoutError(TransportError, TimeoutError):
+    """No answer in time (a request's timeout, or the transport's own); also a
+    `TimeoutError`."""
+
+
+class ConnectionClosedError(TransportError):
+    """The connection ended: the server exited or closed it, or the client was closed
+    while the request waited."""
+
+
+class HttpStatusError(TransportError):
+    """An HTTP response that carried no JSON-RPC answer: its `status`, the start of its
+    `body`, and its `location` header when it redirected."""
+
+    def __init__(self, message: str, status: int, body: str = "", location: str | None = None):
+        super().__init__(message)
+        self.status = status
+        self.body = body
+        self.location = location
+
+
+class ProtocolViolationError(ClientError):
+    """The server broke the protocol: a malformed or out-of-place result, a version it
+    may not answer with, a task that is not the one asked for."""
 
 
 class McpError(Exception):

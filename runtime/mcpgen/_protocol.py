@@ -41,8 +41,11 @@ __all__ = [
     "META_VERSION",
     "METHOD_NOT_FOUND",
     "NAME_PARAM",
+    "RESEND_ONCE",
+    "SSE_FALLBACK_STATUSES",
     "SUPPORTED",
     "MetaError",
+    "common_modern",
     "decode_header_value",
     "encode_header_value",
     "header_mismatch",
@@ -278,6 +281,31 @@ def encode_header_value(value: Any) -> str | None:
     return text
 
 
+# -- client-side version and retry rules ---------------------------------------------------
+def common_modern(supported: object) -> str | None:
+    """The newest modern revision in the peer's `supported` list (a discover result's
+    versions, or the data of an unsupported-version error), or None: the lifecycle page
+    has the client pick a version both sides support."""
+    if not isinstance(supported, list | tuple | frozenset | set):
+        return None
+    return next((version for version in MODERN if version in supported), None)
+
+
+# The errors after which a modern client sends the same request once more (once per call):
+# code -> (the methods it applies to, what to do first). A -32020 on tools/call may mean
+# our view of the tool's `x-mcp-header` annotations is stale: re-read the tool list
+# (2026-07-28 transports page); a -32022 names the versions the server speaks: switch.
+RESEND_ONCE: Final[dict[int, tuple[frozenset[str] | None, str]]] = {
+    HEADER_MISMATCH: (frozenset({"tools/call"}), "refresh_tools"),
+    UNSUPPORTED_VERSION: (None, "switch_version"),
+}
+
+# An `initialize` POST refused with one of these and no JSON-RPC answer to it found no
+# Streamable HTTP endpoint: the older HTTP+SSE transport may serve that URL (2025-03-26
+# transports page, backwards compatibility).
+SSE_FALLBACK_STATUSES: Final = frozenset({400, 404, 405})
+
+
 # -- the legacy dialect --------------------------------------------------------------------
 _MODERN_ONLY_RESULT_KEYS: Final = ("resultType", "ttlMs", "cacheScope")
 
@@ -391,3 +419,6 @@ def sse_event_ids(legacy_version: str | None) -> bool:
 
 # Revisions whose sessions take JSON-RPC batches (added in 2025-03-26, removed in 2025-06-18).
 JSON_RPC_BATCHES: Final = frozenset({"2025-03-26"})
+
+# Legacy revisions whose clients can be sent a URL-mode elicitation (added in 2025-11-25).
+URL_ELICITATION: Final = frozenset({"2025-11-25"})

@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 from mcpgen import CacheHint, Client, ClientError, Context, McpError, Server
-from mcpgen._connection import _VERDICTS
+from mcpgen._client import Verdict, shared_verdicts
 from mcpgen.transports._links import StdioLink
 from mcpgen_types import latest as t
 from tests.server.conftest import build_server
@@ -171,20 +171,21 @@ def test_timeout_cancels_on_the_server() -> None:
 
 def test_era_fallback_on_a_legacy_server_that_errors() -> None:
     async def main() -> None:
-        _VERDICTS.clear()
+        shared_verdicts().clear()
         started = time.monotonic()
         async with Client.stdio([*FAKE, "error"]) as c:
             assert (c.era, c.protocol_version) == ("legacy", "2025-03-26")
             assert (await c.call_tool("hello")).content[0].text == "hello from legacy"
         assert time.monotonic() - started < 4  # no probe timeout: the error decided at once
-        assert _VERDICTS[f"stdio:{chr(0).join([*FAKE, 'error'])}"] == ("legacy", "2025-03-26")
+        key = f"stdio:{chr(0).join([*FAKE, 'error'])}"
+        assert shared_verdicts().get(key) == Verdict("legacy", "2025-03-26")
 
     run(main())
 
 
 def test_era_fallback_on_a_silent_legacy_server() -> None:
     async def main() -> None:
-        _VERDICTS.clear()
+        shared_verdicts().clear()
         started = time.monotonic()
         async with Client.stdio([*FAKE, "silent"], probe_timeout=0.5) as c:
             assert c.era == "legacy"
@@ -196,7 +197,7 @@ def test_era_fallback_on_a_silent_legacy_server() -> None:
 
 def test_a_modern_server_without_a_common_version_is_not_mistaken_for_legacy() -> None:
     async def main() -> None:
-        _VERDICTS.clear()
+        shared_verdicts().clear()
         with pytest.raises(McpError) as caught:
             async with Client.stdio([*FAKE, "modern-probe"]):
                 pass
@@ -207,7 +208,7 @@ def test_a_modern_server_without_a_common_version_is_not_mistaken_for_legacy() -
 
 def test_pinned_eras_and_the_verdict_cache() -> None:
     async def main() -> None:
-        _VERDICTS.clear()
+        shared_verdicts().clear()
         async with Client.stdio([*FAKE, "error"], era="legacy") as c:
             assert c.era == "legacy"
         with pytest.raises(McpError):  # pinned modern against a legacy server fails loudly
@@ -242,7 +243,7 @@ def test_stdio_shutdown_and_stderr_forwarding(caplog: pytest.LogCaptureFixture) 
     caplog.set_level(logging.INFO, logger="mcpgen.client")
 
     async def main() -> None:
-        _VERDICTS.clear()
+        shared_verdicts().clear()
         async with Client.stdio([*FAKE, "error"], era="legacy") as c:
             await c.list_tools()
             link = c.link

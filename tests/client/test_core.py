@@ -8,8 +8,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from mcpgen import ClientError, McpError
-from mcpgen._client import ClientCore, Done, NeedInput, Retry, RoundTrip
+from mcpgen import ClientError, McpError, ProtocolViolationError
+from mcpgen._client import ClientCore, Done, NeedInput, Resend, Retry, RoundTrip, initialize_refused
 from mcpgen_types import latest as t
 from tests.server.conftest import build_server
 from tests.server.harness import Recorder
@@ -51,7 +51,7 @@ def test_legacy_requests_have_no_modern_meta() -> None:
     _, sent, frame = c.request("tools/list")
     assert sent == {} and "params" not in json.loads(frame)
     assert c.headers("tools/list", sent) == {"mcp-protocol-version": "2025-06-18"}
-    with pytest.raises(McpError):
+    with pytest.raises(ProtocolViolationError, match="unsupported version '2026-07-28'"):
         core().on_initialize({"protocolVersion": "2026-07-28"})
 
 
@@ -115,7 +115,7 @@ def test_mirrored_headers() -> None:
             None,
         ),  # stdio: a legacy server's unknown method
         ({"error": {"code": -32602, "message": "not initialized"}}, None, "legacy", None),
-        ({"error": {"code": 0, "message": "HTTP 400"}}, 400, "legacy", None),
+        ({}, 400, "legacy", None),  # a bodiless HTTP 400 (the link raised its status)
         ({}, None, "legacy", None),  # no answer at all (timeout)
     ],
 )
@@ -136,9 +136,9 @@ def test_result_typing() -> None:
     )  # absent: treat as stale
     asked = c.result("tools/call", {"resultType": "input_required", "requestState": "s"})
     assert isinstance(asked, t.InputRequiredResult)
-    with pytest.raises(McpError, match="may not"):
+    with pytest.raises(ProtocolViolationError, match="may not"):
         c.result("tools/list", {"resultType": "input_required"})
-    with pytest.raises(McpError, match="unknown resultType"):
+    with pytest.raises(ProtocolViolationError, match="unknown resultType"):
         c.result("tools/call", {"resultType": "mystery", "content": []})
 
 
@@ -214,18 +214,60 @@ def test_classify() -> None:
 
 
 @pytest.mark.parametrize(
-    ("error", "status", "answered", "refused"),
+    ("status", "answered", "refused"),
     [
-        (None, 200, True, False),  # a result: nothing refused
-        ({"code": 0, "message": "HTTP 405"}, 405, True, True),  # a bodiless 405
-        ({"code": 0, "message": "HTTP 404"}, 404, True, True),
-        ({"code": -32600, "message": "no session"}, 400, False, True),  # not about this request
-        ({"code": -32602, "message": "bad version"}, 400, True, False),  # a real answer
-        ({"code": 0, "message": "HTTP 500"}, 500, True, False),  # another failure
-        ({"code": 0, "message": "HTTP 403"}, 403, True, False),
+        (405, False, True),  # a bodiless 405, or an error not addressed to initialize
+        (404, False, True),
+        (400, False, True),  # e.g. "no session" with a null id
+        (400, True, False),  # a JSON-RPC answer to initialize: the server's word
+        (500, False, False),  # another failure
+        (403, False, False),
+        (None, False, False),  # not HTTP at all
     ],
 )
 def test_when_an_initialize_refusal_points_to_http_sse(
-    error: dict[str, Any] | None, status: int, answered: bool, refused: bool
+    status: int | None, answered: bool, refused: bool
 ) -> None:
-    assert ClientCore.initialize_refused(error, status, answered) is refused
+    assert initialize_refused(status, answered) is refused
+
+
+def test_errors_the_server_sent_and_breaches() -> None:
+    c = core()
+    error = c.raise_error({"code": -32602, "message": "bad", "data": {"x": 1}})
+    assert isinstance(error, McpError) and (error.code, error.message, error.data) == (
+        -32602,
+        "bad",
+        {"x": 1},
+    )
+    assert isinstance(c.raise_error({"message": "no code"}), ProtocolViolationError)
+    assert isinstance(c.raise_error({"code": "1", "message": "x"}), ProtocolViolationError)
+    # an error member that is not an object is no JSON-RPC error: invalid, its id kept
+    odd = c.classify(b'{"jsonrpc":"2.0","id":3,"error":"boom"}')
+    assert (odd.kind, odd.id) == ("invalid", 3)
+    with pytest.raises(ProtocolViolationError, match="not an object"):
+        c.result("tools/call", [1, 2])
+
+
+def test_resend_rules() -> None:
+    """proto.RESEND_ONCE: a stale-header refusal of tools/call re-reads the tools; an
+    unsupported version switches to one both speak; each once per call."""
+    c = core()
+    assert c.resend_after("tools/call", {"code": -32020, "message": "x"}) is None  # no era
+    c.adopt_modern()
+    assert c.resend_after("tools/call", {"code": -32020, "message": "x"}) == Resend(True)
+    assert c.resend_after("prompts/get", {"code": -32020, "message": "x"}) is None
+    assert c.resend_after("tools/list", {"code": -32602, "message": "x"}) is None
+    refused = {"code": -32022, "message": "x", "data": {"supported": ["2025-11-25"]}}
+    assert c.resend_after("tools/list", refused) is None  # nothing modern in common
+    c.version = "1999-01-01"
+    refused["data"] = {"supported": ["2026-07-28", "2025-11-25"]}
+    assert c.resend_after("tools/list", refused) == Resend(False)
+    assert c.version == "2026-07-28"
+    trip = RoundTrip(c, "tools/call", {"name": "x"})
+    trip.request()
+    assert trip.on_error({"code": -32020, "message": "stale"}) == Resend(refresh_tools=True)
+    trip.request()
+    assert trip.rounds == 1  # the resend is not a new round
+    with pytest.raises(McpError, match="stale") as caught:  # only once
+        trip.on_error({"code": -32020, "message": "stale"})
+    assert caught.value.code == -32020

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from mcpgen import Client, ClientError, ConfigurationError, McpError
-from mcpgen._connection import _VERDICTS
+from mcpgen import Client, ClientError, ConfigurationError, HttpStatusError, McpError
+from mcpgen._client import Verdict, shared_verdicts
 from mcpgen.transports._links import endpoint_key
 from mcpgen.transports._sse_link import SseLink
 from mcpgen_types import latest as t
@@ -138,8 +138,9 @@ def test_a_refused_post_is_an_error_not_a_hang() -> None:
             async with Client.sse(f"{base}/sse", timeout=30) as client:
                 server.post_status = 404  # the server forgot the session
                 started = time.monotonic()
-                with pytest.raises(McpError, match="HTTP 404"):
+                with pytest.raises(HttpStatusError, match="HTTP 404") as caught:
                     await client.list_tools()
+                assert caught.value.status == 404
                 assert time.monotonic() - started < 5
 
         run(main())
@@ -187,12 +188,12 @@ def test_era_auto_falls_back_to_sse(status: int, body: str) -> None:
         url = f"{base}/sse"
 
         async def main() -> None:
-            _VERDICTS.clear()
+            shared_verdicts().clear()
             client = Client.http(url, on_elicitation=name_is_ada, timeout=10)
             await _session(client, server, "2025-03-26")
             # the probe, the initialize POST, then the stream
             assert server.requests[:3] == ["POST /sse", "POST /sse", "GET /sse"]
-            assert _VERDICTS[endpoint_key(url)] == ("sse", "2025-03-26")
+            assert shared_verdicts().get(endpoint_key(url)) == Verdict("sse", "2025-03-26")
 
             server.requests.clear()  # the verdict is cached: straight to the stream
             async with Client.http(url, timeout=10) as again:
@@ -211,7 +212,7 @@ def test_an_answer_to_initialize_is_not_a_refusal() -> None:
     with serve(server) as base:
 
         async def main() -> None:
-            _VERDICTS.clear()
+            shared_verdicts().clear()
             with pytest.raises(McpError, match="not allowed here") as caught:
                 async with Client.http(f"{base}/mcp", timeout=5):
                     pass
@@ -227,14 +228,15 @@ def test_our_own_server_over_http_sse(tmp_path: Path) -> None:
         sse_url = url.rsplit("/", 1)[0] + "/sse"
 
         async def main() -> None:
-            _VERDICTS.clear()
+            shared_verdicts().clear()
             for client in (Client.sse(sse_url, timeout=10), Client.http(sse_url, timeout=10)):
                 async with client:
                     assert isinstance(client.link, SseLink) and client.era == "legacy"
                     assert client.server_info == {"name": "mcpgen-everything", "version": "1.0.0"}
                     result = await client.call_tool("test_simple_text")
                     assert result.content[0].text.startswith("This is a simple text response")
-            assert _VERDICTS[endpoint_key(sse_url)][0] == "sse"
+            verdict = shared_verdicts().get(endpoint_key(sse_url))
+            assert verdict is not None and verdict.era == "sse"
 
         run(main())
 
@@ -244,11 +246,11 @@ def test_pinned_legacy_http_also_reaches_sse() -> None:
     with serve(server) as base:
 
         async def main() -> None:
-            _VERDICTS.clear()
+            shared_verdicts().clear()
             async with Client.http(f"{base}/sse", era="legacy", timeout=10) as client:
                 assert isinstance(client.link, SseLink)
                 assert server.requests[:2] == ["POST /sse", "GET /sse"]  # no probe
-            assert not _VERDICTS  # a pinned era is not an observation
+            assert not shared_verdicts()  # a pinned era is not an observation
 
         run(main())
 
@@ -258,7 +260,7 @@ def test_http_without_sse_either_says_both() -> None:
     with serve(server) as base:
 
         async def main() -> None:
-            _VERDICTS.clear()
+            shared_verdicts().clear()
             with pytest.raises(ClientError, match=r"HTTP 405.*and the HTTP\+SSE transport failed"):
                 async with Client.http(f"{base}/nothing", timeout=5):
                     pass
@@ -271,8 +273,8 @@ def test_a_stale_sse_verdict_is_probed_again() -> None:
     with serve(server) as base:
 
         async def main() -> None:
-            _VERDICTS.clear()
-            _VERDICTS[endpoint_key(f"{base}/nothing")] = ("sse", "2024-11-05")
+            shared_verdicts().clear()
+            shared_verdicts().put(endpoint_key(f"{base}/nothing"), Verdict("sse", "2024-11-05"))
             with pytest.raises(ClientError, match=r"HTTP 405.*HTTP\+SSE transport failed"):
                 async with Client.http(f"{base}/nothing", timeout=5):
                     pass

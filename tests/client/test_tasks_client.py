@@ -19,6 +19,7 @@ from mcpgen import (
     Context,
     InputRequired,
     McpError,
+    ProtocolViolationError,
     Server,
     TaskCancelledError,
     TaskFailedError,
@@ -306,13 +307,13 @@ def test_polling_honours_the_servers_interval(monkeypatch: pytest.MonkeyPatch) -
     async def main() -> None:
         async with Client.memory(server) as c:
             gets = []
-            original = c.get_task
+            original = c.tasks.get_task
 
             async def counted(task_id: str, **kw: Any) -> Any:
                 gets.append(asyncio.get_running_loop().time())
                 return await original(task_id, **kw)
 
-            monkeypatch.setattr(c, "get_task", counted)
+            monkeypatch.setattr(c.tasks, "get_task", counted)  # where handles poll
             handle = await c.call_tool("slow", {"seconds": 0.5}, task=True)
             assert isinstance(handle, ToolTask)
             await handle.result(timeout=5, poll=0.01)  # a shorter wish: the server's wins
@@ -423,9 +424,9 @@ def test_a_task_result_counts_only_where_declared() -> None:
     ).encode()
     created = core.result("tools/call", msgspec.Raw(raw), tasks=True)
     assert isinstance(created, x.CreateTaskResult) and created.task_id == "t1"
-    with pytest.raises(McpError, match="did not declare"):
+    with pytest.raises(ProtocolViolationError, match="did not declare"):
         core.result("tools/call", msgspec.Raw(raw))
-    with pytest.raises(McpError, match="did not declare"):
+    with pytest.raises(ProtocolViolationError, match="did not declare"):
         core.result("prompts/get", msgspec.Raw(raw), tasks=True)
 
 
@@ -459,9 +460,9 @@ def test_task_watch_steps() -> None:
     assert (failed.value.code, failed.value.message, failed.value.data) == (-1, "m", None)
     with pytest.raises(TaskCancelledError, match="'t1' was cancelled: bye"):
         watch.on_status(_status("cancelled", statusMessage="bye"))
-    with pytest.raises(McpError, match="asked for task 't1'"):
+    with pytest.raises(ProtocolViolationError, match="asked for task 't1'"):
         watch.on_status(_status("working", taskId="t2"))
-    with pytest.raises(McpError, match="does not match the schema"):
+    with pytest.raises(ProtocolViolationError, match="does not match the schema"):
         watch.on_status(_status("completed", result={"content": 5}))
 
 

@@ -37,7 +37,7 @@ from typing import Any
 
 import pytest
 
-from mcpgen import Client
+from mcpgen import Client, HttpStatusError, TransportError
 from mcpgen.transports._links import HttpLink, StdioLink
 from mcpgen.transports._sse_link import SseLink
 from mcpgen.types import ElicitResult
@@ -77,6 +77,7 @@ class Frame:
 @dataclass
 class Wire:
     frames: list[Frame] = field(default_factory=list)
+    failures: dict[Any, TransportError] = field(default_factory=dict)  # request id -> failure
 
     def record(self, direction: str, frame: bytes, headers: dict[str, str] | None = None) -> None:
         try:
@@ -123,6 +124,7 @@ class _Tapped:
     wire: Wire
     http: bool
     _deliver: Callable[[bytes, int | None, Any], None]
+    _fail: Callable[[Any, TransportError], None]
 
     @property
     def on_message(self) -> Callable[[bytes, int | None, Any], None]:
@@ -135,6 +137,18 @@ class _Tapped:
     def _tap(self, frame: bytes, status: int | None, request_id: Any) -> None:
         self.wire.record("recv", frame)
         self._deliver(frame, status, request_id)
+
+    @property
+    def on_failure(self) -> Callable[[Any, TransportError], None]:
+        return self._tap_failure
+
+    @on_failure.setter
+    def on_failure(self, callback: Callable[[Any, TransportError], None]) -> None:
+        self._fail = callback
+
+    def _tap_failure(self, request_id: Any, error: TransportError) -> None:
+        self.wire.failures[request_id] = error
+        self._fail(request_id, error)
 
     async def send(
         self, frame: bytes, headers: dict[str, str] | None = None, request_id: Any = None
@@ -365,9 +379,11 @@ def test_official_python_server_over_http_sse(
     if era == "auto":  # both POSTs to the SSE URL refused (405, no JSON-RPC body)
         sent = [f.message["method"] for f in http_wire.requests_sent()]
         assert sent == ["server/discover", "initialize"], http_wire.dump()
+        assert not [f for f in http_wire.frames if f.direction == "recv"], http_wire.dump()
         for request in http_wire.requests_sent():
-            error = http_wire.answer_to(request).message["error"]
-            assert error == {"code": 0, "message": "Method Not Allowed"}, error
+            failure = http_wire.failures[request.message["id"]]
+            assert isinstance(failure, HttpStatusError), failure
+            assert (failure.status, failure.body) == (405, "Method Not Allowed"), failure
     else:
         assert not http_wire.frames
 
@@ -535,6 +551,8 @@ def test_server_everything_over_http_sse(
     if era == "auto":
         probed = [f.message["method"] for f in http_wire.requests_sent()]
         assert probed == ["server/discover", "initialize"], http_wire.dump()
+        assert not [f for f in http_wire.frames if f.direction == "recv"], http_wire.dump()
         for request in http_wire.requests_sent():
-            error = http_wire.answer_to(request).message["error"]
-            assert error["code"] == 0 and "Cannot POST /sse" in error["message"], error
+            failure = http_wire.failures[request.message["id"]]
+            assert isinstance(failure, HttpStatusError), failure
+            assert failure.status == 404 and "Cannot POST /sse" in failure.body, failure

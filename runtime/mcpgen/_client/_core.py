@@ -11,15 +11,18 @@ from msgspec import UNSET
 
 from mcpgen import _jsonrpc as rpc
 from mcpgen import _protocol as proto
+from mcpgen._client._era import ProbeVerdict
+from mcpgen._client._steps import Resend
 from mcpgen._client._tasks import TASK_METHODS, created_task, declaring, task_notification
-from mcpgen._errors import McpError
+from mcpgen._errors import ClientError, McpError, ProtocolViolationError
 from mcpgen_types import latest as t
 
-__all__ = ["HTTP_STATUS_ONLY", "ClientCore", "Incoming", "ProbeVerdict"]
+__all__ = ["ClientCore", "Incoming", "ProgressToken", "RequestId", "Sent"]
 
-# The JSON-RPC error code of an error an HTTP link makes up for a request whose HTTP
-# response carried no JSON-RPC body (the message tells the status and what came).
-HTTP_STATUS_ONLY: Final = 0
+RequestId = int | str
+ProgressToken = str | int
+# (id, params as sent, frame) of one outgoing request
+Sent = tuple[RequestId, dict[str, Any], bytes]
 
 _encode = msgspec.json.Encoder().encode
 _ENCODED: Final = (msgspec.Raw, bytes)
@@ -40,19 +43,15 @@ def _decoder(result_type: Any) -> msgspec.json.Decoder[Any]:
 
 
 class Incoming(msgspec.Struct, frozen=True):
-    """One classified inbound message."""
+    """One classified inbound message ("invalid": not a JSON-RPC message we accept; its
+    `id` is kept when it had a usable one, so a waiting request can be failed)."""
 
     kind: Literal["response", "error", "notification", "request", "invalid"]
-    id: Any = None
+    id: RequestId | None = None
     method: str | None = None
-    params: Any = None  # builtins
-    result: Any = None  # msgspec.Raw (response)
-    error: Any = None  # builtins (error)
-
-
-class ProbeVerdict(msgspec.Struct, frozen=True):
-    era: Literal["modern", "legacy", "retry"]
-    version: str | None = None  # modern: the version to use; retry: the one to try
+    params: dict[str, Any] | None = None
+    result: msgspec.Raw | None = None
+    error: dict[str, Any] | None = None
 
 
 class ClientCore:
@@ -89,7 +88,7 @@ class ClientCore:
 
     def meta(
         self,
-        progress_token: Any = None,
+        progress_token: ProgressToken | None = None,
         version: str | None = None,
         capabilities: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
@@ -113,32 +112,29 @@ class ClientCore:
         method: str,
         params: dict[str, Any] | None = None,
         *,
-        progress_token: Any = None,
+        progress_token: ProgressToken | None = None,
         version: str | None = None,
-        request_id: Any = None,
+        request_id: RequestId | None = None,
         capabilities: dict[str, Any] | None = None,
-    ) -> tuple[Any, dict[str, Any], bytes]:
+    ) -> Sent:
         """(id, params as sent, frame) of a request in the current era."""
         rid = self.next_id() if request_id is None else request_id
         sent = dict(params or {})
         meta = self.meta(progress_token, version, capabilities)
         if meta:
             sent["_meta"] = {**sent.get("_meta", {}), **meta}
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
-        if sent or self.era != "legacy":
-            message["params"] = sent
-        return rid, sent, _encode(message)
+        # A legacy request without params leaves them out (some servers reject `{}`).
+        body = sent if (sent or self.era != "legacy") else UNSET
+        return rid, sent, _encode(t.JSONRPCRequest(id=rid, method=method, params=body))
 
     def notification(self, method: str, params: dict[str, Any] | None = None) -> bytes:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        return _encode(message)
+        body = UNSET if params is None else params
+        return _encode(t.JSONRPCNotification(method=method, params=body))
 
-    def response(self, request_id: Any, result: Any) -> bytes:
+    def response(self, request_id: RequestId | None, result: Any) -> bytes:
         return rpc.result_frame(request_id, result)
 
-    def error_response(self, request_id: Any, code: int, message: str) -> bytes:
+    def error_response(self, request_id: RequestId | None, code: int, message: str) -> bytes:
         return bytes(rpc.error_frame(request_id, code, message))
 
     def headers(
@@ -175,36 +171,50 @@ class ClientCore:
             return Incoming("invalid")
         kind = rpc.classify(frame)
         if kind == rpc.RESPONSE:
-            return Incoming("response", id=frame.id, result=frame.result)
+            # classify() saw a result: never UNSET here
+            return Incoming("response", id=frame.id, result=frame.result)  # type: ignore[arg-type]
         if kind == rpc.ERROR:
-            error = (
-                frame.error
-                if isinstance(frame.error, dict)
-                else {"code": -32603, "message": str(frame.error)}
-            )
-            return Incoming("error", id=frame.id, error=error)
+            if type(frame.error) is not dict:
+                return Incoming("invalid", id=frame.id)
+            return Incoming("error", id=frame.id, error=frame.error)
         params = msgspec.json.decode(frame.params) if frame.params is not UNSET else None
         if kind == rpc.REQUEST:
             return Incoming("request", id=frame.id, method=frame.method, params=params)
         if kind == rpc.NOTIFICATION:
             return Incoming("notification", method=frame.method, params=params)
         if (
-            frame.error is not UNSET and frame.result is UNSET and frame.id in (UNSET, None)
+            type(frame.error) is dict and frame.result is UNSET and frame.id in (UNSET, None)
         ):  # an error without an id, or with a null one (HTTP 4xx bodies)
-            error = (
-                frame.error
-                if isinstance(frame.error, dict)
-                else {"code": -32603, "message": str(frame.error)}
+            return Incoming("error", id=None, error=frame.error)
+        return Incoming("invalid", id=frame.id if rpc.valid_id(frame.id) else None)
+
+    def raise_error(self, error: dict[str, Any]) -> McpError | ProtocolViolationError:
+        """The exception for an error the server sent (a malformed one is a breach)."""
+        code = error.get("code")
+        if type(code) is not int:
+            return ProtocolViolationError(
+                f"the server sent an error without an integer code: {error}"
             )
-            return Incoming("error", id=None, error=error)
-        return Incoming("invalid")
+        return McpError(code, str(error.get("message", "")), error.get("data"))
 
-    def raise_error(self, error: dict[str, Any]) -> McpError:
-        return McpError(
-            int(error.get("code", -32603)), str(error.get("message", "")), error.get("data")
-        )
+    def resend_after(self, method: str, error: dict[str, Any]) -> Resend | None:
+        """Whether a modern request refused with `error` is sent once more
+        (`proto.RESEND_ONCE`); a version switch is adopted here. None: it failed."""
+        if self.era != "modern":
+            return None
+        code = error.get("code")
+        rule = proto.RESEND_ONCE.get(code) if type(code) is int else None
+        if rule is None or (rule[0] is not None and method not in rule[0]):
+            return None
+        if rule[1] == "switch_version":
+            version = proto.common_modern((error.get("data") or {}).get("supported"))
+            if version is None:
+                return None
+            self.version = version
+            return Resend()
+        return Resend(refresh_tools=True)
 
-    def result(self, method: str, raw: Any, *, tasks: bool = False) -> Any:
+    def result(self, method: str, raw: Any, *, tasks: bool = False) -> msgspec.Struct:
         """A result typed by the newest revision: the method's result, or an
         InputRequiredResult when the server asks for input, or (`tasks`: the request
         declared the Tasks extension) a CreateTaskResult when the server made it a task."""
@@ -219,63 +229,55 @@ class ClientCore:
                 pass
             else:
                 if getattr(typed, "result_type", "complete") == "complete":
-                    return typed
+                    return typed  # type: ignore[no-any-return]
         data = msgspec.json.decode(raw) if encoded else raw
         if not isinstance(data, dict):
-            raise McpError(-32603, f"{method}: the result is not an object")
+            raise ProtocolViolationError(f"{method}: the result is not an object")
         kind = data.get("resultType", "complete")
         if kind == "input_required":
             if info is None or not info.input_required:
-                raise McpError(-32603, f"{method}: the server asked for input where it may not")
+                raise ProtocolViolationError(
+                    f"{method}: the server asked for input where it may not"
+                )
             return msgspec.convert(data, t.InputRequiredResult)
         if kind == "task":
             if not tasks or method not in TASK_METHODS:
-                raise McpError(
-                    -32603, f"{method}: a task result to a request that did not declare tasks"
+                raise ProtocolViolationError(
+                    f"{method}: a task result to a request that did not declare tasks"
                 )
             return created_task(data)
         if kind != "complete":
-            raise McpError(-32603, f"{method}: unknown resultType {kind!r}")
+            raise ProtocolViolationError(f"{method}: unknown resultType {kind!r}")
         result_type = info.result if info is not None else t.Result
         if info is not None and info.cacheable:
             for key, value in _LEGACY_DEFAULTS.items():
                 data.setdefault(key, value)
         try:
-            return msgspec.convert(data, result_type)
+            typed_result: msgspec.Struct = msgspec.convert(data, result_type)
         except msgspec.ValidationError as exc:
-            raise McpError(
-                -32603, f"{method}: the server's result does not match the schema: {exc}"
+            raise ProtocolViolationError(
+                f"{method}: the server's result does not match the schema: {exc}"
             ) from None
+        return typed_result
 
-    def notification_of(self, incoming: Incoming) -> Any:
+    def notification_of(self, incoming: Incoming) -> msgspec.Struct | dict[str, Any]:
         """A server notification typed by the newest revision, or the raw message."""
-        message = {"jsonrpc": "2.0", "method": incoming.method}
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": incoming.method}
         if incoming.params is not None:
             message["params"] = incoming.params
         try:
-            return msgspec.convert(message, t.ServerNotification)
+            typed: msgspec.Struct = msgspec.convert(message, t.ServerNotification)
+            return typed
         except msgspec.ValidationError:
             if incoming.method == "notifications/tasks":
                 return task_notification(message) or message
             return message
 
     # -- era selection ------------------------------------------------------------------------
-    @staticmethod
-    def initialize_refused(
-        error: dict[str, Any] | None, status: int | None, answered: bool
-    ) -> bool:
-        """Era detection's last step over HTTP: an `initialize` POST refused with
-        400/404/405 and no JSON-RPC answer to it (no body, or an error not `answered`
-        for that request) found no MCP endpoint; a server of the older HTTP+SSE
-        transport may be there."""
-        if error is None or status not in (400, 404, 405):
-            return False
-        return not answered or error.get("code") == HTTP_STATUS_ONLY
-
     def probe_verdict(
         self,
         *,
-        result: Any = None,
+        result: msgspec.Raw | None = None,
         error: dict[str, Any] | None = None,
         http_status: int | None = None,
     ) -> ProbeVerdict:
@@ -287,56 +289,53 @@ class ClientCore:
         """
         if result is not None:
             discovered = self.result("server/discover", result)
+            assert isinstance(discovered, t.DiscoverResult)
             self.on_discover(discovered)
             return ProbeVerdict("modern", self.version)
-        if error is not None and error.get("code") in MODERN_ERRORS:
-            if error.get("code") == proto.UNSUPPORTED_VERSION:
+        code = None if error is None else error.get("code")
+        if error is not None and code in MODERN_ERRORS:
+            if code == proto.UNSUPPORTED_VERSION:
                 supported = (error.get("data") or {}).get("supported") or []
-                ours = [v for v in proto.MODERN if v in supported]
-                if ours:
-                    return ProbeVerdict("retry", ours[0])
+                ours = proto.common_modern(supported)
+                if ours is not None:
+                    return ProbeVerdict("retry", ours)
                 if any(v in proto.LEGACY for v in supported):
                     return ProbeVerdict("legacy")
-                raise McpError(
-                    proto.UNSUPPORTED_VERSION, f"no protocol version in common: {supported}"
-                )
+                raise self.raise_error(error)  # a modern server with no version in common
             return ProbeVerdict("modern", self.version)
-        if error is not None and error.get("code") == proto.METHOD_NOT_FOUND and http_status == 404:
+        if code == proto.METHOD_NOT_FOUND and http_status == proto.STATUS_NOT_FOUND:
             return ProbeVerdict("modern", self.version)  # a modern server without discover
         return ProbeVerdict("legacy")
 
     def on_discover(self, result: t.DiscoverResult) -> None:
-        ours = [v for v in proto.MODERN if v in result.supported_versions]
-        if not ours:
-            raise McpError(
-                proto.UNSUPPORTED_VERSION,
-                f"no modern version in common: {result.supported_versions}",
-            )
-        self.era, self.version = "modern", ours[0]
+        ours = proto.common_modern(result.supported_versions)
+        if ours is None:
+            raise ClientError(f"no modern version in common: {result.supported_versions}")
+        self.era, self.version = "modern", ours
         self.server_capabilities = msgspec.to_builtins(result.capabilities)
         meta = result.meta if result.meta is not UNSET else {}
         self.server_info = meta.get(proto.META_SERVER_INFO)
         self.instructions = None if result.instructions is UNSET else result.instructions
 
-    def initialize(self, version: str | None = None) -> tuple[Any, bytes]:
+    def initialize(self, version: str | None = None) -> tuple[RequestId, bytes]:
         """The legacy handshake's request (the era becomes legacy when it succeeds)."""
         rid = self.next_id()
         params = {
             "protocolVersion": version or proto.LEGACY[-1],
-            "capabilities": self.legacy_capabilities,
+            "capabilities": self.legacy_capabilities,  # as given: extensions included
             "clientInfo": self.info_meta,
         }
-        return rid, _encode({"jsonrpc": "2.0", "id": rid, "method": "initialize", "params": params})
+        return rid, _encode(t.JSONRPCRequest(id=rid, method="initialize", params=params))
 
-    def on_initialize(self, raw: Any) -> bytes:
+    def on_initialize(self, raw: msgspec.Raw | bytes | dict[str, Any] | None) -> bytes:
         """Record the InitializeResult; returns the `notifications/initialized` frame."""
         data = msgspec.json.decode(raw) if isinstance(raw, msgspec.Raw | bytes) else raw
         version = data.get("protocolVersion") if isinstance(data, dict) else None
-        if version not in proto.LEGACY:
-            raise McpError(
-                -32602, f"the server answered initialize with unsupported version {version!r}"
+        if not isinstance(data, dict) or version not in proto.LEGACY:
+            raise ProtocolViolationError(
+                f"the server answered initialize with unsupported version {version!r}"
             )
-        self.era, self.version = "legacy", version
+        self.era, self.version = "legacy", str(version)
         self.server_capabilities = data.get("capabilities") or {}
         self.server_info = data.get("serverInfo")
         self.instructions = data.get("instructions")

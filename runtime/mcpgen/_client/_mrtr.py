@@ -3,36 +3,24 @@
 Pure state: `request()` gives the next frame (a new id every round, the original
 params plus the answers and the server's `requestState` echoed exactly),
 `on_result()` says whether it is done, needs input, or should simply be retried
-(a state-only round, with backoff). The caller fulfils input requests and reports
-the answers with `answer()`.
+(a state-only round, with backoff), and `on_error()` whether a refused round is sent
+once more (`ClientCore.resend_after`: stale headers, a version switch) or fails. The
+caller fulfils input requests and reports the answers with `answer()`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 from msgspec import UNSET
 
+from mcpgen._client._core import ClientCore, ProgressToken, Sent
+from mcpgen._client._steps import Done, NeedInput, Resend, Retry
 from mcpgen._errors import ClientError
 from mcpgen_types import latest as t
 
-if TYPE_CHECKING:
-    from mcpgen._client._core import ClientCore
-
-__all__ = ["Done", "NeedInput", "Retry", "RoundTrip"]
-
-
-class Done(msgspec.Struct, frozen=True):
-    result: Any
-
-
-class NeedInput(msgspec.Struct, frozen=True):
-    requests: dict[str, Any]  # key -> an InputRequest (ElicitRequest, CreateMessageRequest, ...)
-
-
-class Retry(msgspec.Struct, frozen=True):
-    delay: float  # seconds to wait before retrying with only the state
+__all__ = ["RoundTrip"]
 
 
 class RoundTrip:
@@ -43,7 +31,7 @@ class RoundTrip:
         params: dict[str, Any],
         *,
         max_rounds: int = 8,
-        progress_token: Any = None,
+        progress_token: ProgressToken | None = None,
         tasks: bool = False,
     ) -> None:
         self.core = core
@@ -56,8 +44,9 @@ class RoundTrip:
         self.state: str | None = None
         self.answers: dict[str, Any] | None = None
         self._idle = 0
+        self._resent = False
 
-    def request(self) -> tuple[Any, dict[str, Any], bytes]:
+    def request(self) -> Sent:
         self.rounds += 1
         if self.rounds > self.max_rounds:
             raise ClientError(
@@ -73,7 +62,7 @@ class RoundTrip:
             self.method, params, progress_token=self.progress_token, capabilities=caps
         )
 
-    def on_result(self, raw: Any) -> Done | NeedInput | Retry:
+    def on_result(self, raw: msgspec.Raw | None) -> Done | NeedInput | Retry:
         result = self.core.result(self.method, raw, tasks=self.tasks)
         if not isinstance(result, t.InputRequiredResult):
             return Done(result)
@@ -89,6 +78,17 @@ class RoundTrip:
             )
         self._idle += 1
         return Retry(min(0.05 * 2 ** (self._idle - 1), 2.0))
+
+    def on_error(self, error: dict[str, Any]) -> Resend:
+        """A round answered with `error`: send it once more (the resend is not a new
+        round), or raise the server's error."""
+        if not self._resent:
+            step = self.core.resend_after(self.method, error)
+            if step is not None:
+                self._resent = True
+                self.rounds -= 1
+                return step
+        raise self.core.raise_error(error)
 
     def answer(self, answers: dict[str, Any]) -> None:
         self.answers = {key: msgspec.to_builtins(value) for key, value in answers.items()}

@@ -12,13 +12,14 @@ next step out: wait this long, answer these input requests, or the final result)
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Final
 
 import msgspec
 from msgspec import UNSET
 
-from mcpgen._client._mrtr import Done, NeedInput
-from mcpgen._errors import McpError
+from mcpgen._client._steps import Done, NeedInput, Wait
+from mcpgen._errors import McpError, ProtocolViolationError
 from mcpgen_types import ext_tasks as x
 from mcpgen_types import latest as t
 
@@ -67,11 +68,11 @@ class TaskCancelledError(Exception):
         self.message = message
 
 
-class Wait(msgspec.Struct, frozen=True):
-    delay: float  # seconds before the next `tasks/get`
+# Every shape a task's status comes in.
+TaskShape = x.CreateTaskResult | x.GetTaskResult | x.TaskStatusNotificationParams
 
 
-def status_of(task: Any) -> str:
+def status_of(task: TaskShape) -> str:
     """The status of any task shape: a field of CreateTaskResult, the tag of the others."""
     status = getattr(task, "status", None)
     return str(status if status is not None else type(task).__struct_config__.tag)
@@ -89,10 +90,10 @@ def created_task(data: dict[str, Any]) -> x.CreateTaskResult:
     try:
         return msgspec.convert(data, x.CreateTaskResult)
     except msgspec.ValidationError as exc:
-        raise McpError(-32603, f"the server's CreateTaskResult is malformed: {exc}") from None
+        raise ProtocolViolationError(f"the server's CreateTaskResult is malformed: {exc}") from None
 
 
-def get_result(raw: Any) -> x.GetTaskResult:
+def get_result(raw: msgspec.Raw | dict[str, Any] | None) -> x.GetTaskResult:
     """A `tasks/get` result (bytes or builtins) as its status's shape."""
     try:
         if isinstance(raw, _ENCODED):
@@ -100,7 +101,9 @@ def get_result(raw: Any) -> x.GetTaskResult:
         typed: x.GetTaskResult = msgspec.convert(raw, x.GetTaskResult)
         return typed
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-        raise McpError(-32603, f"tasks/get: the server's result is malformed: {exc}") from None
+        raise ProtocolViolationError(
+            f"tasks/get: the server's result is malformed: {exc}"
+        ) from None
 
 
 def task_notification(message: dict[str, Any]) -> x.TaskStatusNotification | None:
@@ -126,21 +129,21 @@ class TaskWatch:
     def __init__(self, task_id: str, method: str = "tools/call", *, poll: float | None = None):
         info = t.METHODS.get(method)
         self.task_id = task_id
-        self.result_type: Any = info.result if info is not None else t.Result
+        self.result_type: type[msgspec.Struct] = info.result if info is not None else t.Result
         self.poll = poll
         self.status: str | None = None
         self.message: str | None = None
         self._answered: set[str] = set()
 
-    def delay(self, hint_ms: Any) -> float:
+    def delay(self, hint_ms: int | msgspec.UnsetType | None) -> float:
         hint = hint_ms / 1000 if isinstance(hint_ms, int) and hint_ms >= 0 else None
         if hint is None:
             return DEFAULT_POLL if self.poll is None else self.poll
         return hint if self.poll is None else max(hint, self.poll)
 
-    def on_status(self, task: Any) -> Wait | NeedInput | Done:
+    def on_status(self, task: TaskShape) -> Wait | NeedInput | Done:
         if task.task_id != self.task_id:
-            raise McpError(-32603, f"asked for task {self.task_id!r}, got {task.task_id!r}")
+            raise ProtocolViolationError(f"asked for task {self.task_id!r}, got {task.task_id!r}")
         status = status_of(task)
         self.status = status
         self.message = None if task.status_message is UNSET else task.status_message
@@ -167,15 +170,15 @@ class TaskWatch:
                 return NeedInput(fresh)
         return Wait(self.delay(task.poll_interval_ms))
 
-    def answered(self, keys: Any) -> None:
+    def answered(self, keys: Iterable[str]) -> None:
         self._answered.update(keys)
 
-    def _final(self, result: dict[str, Any]) -> Any:
+    def _final(self, result: dict[str, Any]) -> msgspec.Struct:
         data = dict(result)
         data.setdefault("resultType", "complete")
         try:
             return msgspec.convert(data, self.result_type)
         except msgspec.ValidationError as exc:
-            raise McpError(
-                -32603, f"task {self.task_id!r}: its result does not match the schema: {exc}"
+            raise ProtocolViolationError(
+                f"task {self.task_id!r}: its result does not match the schema: {exc}"
             ) from None

@@ -22,6 +22,7 @@ from mcpgen import _protocol as proto
 from mcpgen._server._call import DEFERRED, Call, Channel, Outcome, RequestId, settle
 from mcpgen._server._context import InputRequired
 from mcpgen._server._mrtr import input_request_method, input_response, legacy_input_request
+from mcpgen_types import latest as t
 from mcpgen_types.latest import INTERNAL_ERROR
 
 __all__ = ["MAX_ROUNDS", "LegacyBridge"]
@@ -73,7 +74,7 @@ class LegacyBridge:
             oid = self._next_id
             pending.waiting[oid] = (key, method)
             self.outbound[oid] = pending
-            frames.append(_encode({"jsonrpc": "2.0", "id": oid, **frame}))
+            frames.append(_encode(t.JSONRPCRequest(id=oid, **frame)))
         for f in frames:
             call.channel.request(f)
         return DEFERRED

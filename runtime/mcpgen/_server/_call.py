@@ -17,6 +17,7 @@ request's cancellation to it. A transport therefore implements one small interfa
 
 from __future__ import annotations
 
+import abc
 import enum
 from collections.abc import Callable, Coroutine
 from typing import Any, Final, Protocol, TypeAlias
@@ -68,7 +69,7 @@ class Handle(Protocol):
     def add_done_callback(self, fn: Callable[[Handle], object], /) -> None: ...
 
 
-class Channel:
+class Channel(abc.ABC):
     """Where the frames of one request (or one session) go; a transport subclasses it.
 
     `notify` carries notifications tied to the request (progress, log, listen events),
@@ -84,8 +85,9 @@ class Channel:
     headers: dict[str, str] | None = None
     principal: str | None = None
 
+    @abc.abstractmethod
     def notify(self, frame: bytes) -> None:
-        raise NotImplementedError  # abstract: every transport writes frames its own way
+        """Write one frame to the peer (every transport does it its own way)."""
 
     def request(self, frame: bytes) -> None:
         self.notify(frame)
@@ -93,10 +95,10 @@ class Channel:
     def reply(self, frame: bytes) -> None:
         self.notify(frame)
 
+    @abc.abstractmethod
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> Handle:
         """Run async work detached from the caller (a pending outcome, a legacy request
-        completed by a client's answer)."""
-        raise NotImplementedError  # abstract: the transport owns the event loop
+        completed by a client's answer); the transport owns the event loop."""
 
 
 class RunningTask(Protocol):

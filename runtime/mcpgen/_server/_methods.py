@@ -23,6 +23,7 @@ from mcpgen._errors import McpError
 from mcpgen._server._call import Call
 from mcpgen._server._content import failure, to_call_result, tool_error
 from mcpgen._server._context import Context, InputRequired
+from mcpgen._server._peer import LegacyView, SessionView
 from mcpgen._server._state import params_digest
 from mcpgen._server._task_methods import cancel_task, get_task, listen, update_task
 from mcpgen_types import ext_tasks as x
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["METHODS", "MethodSpec", "check_headers", "initialize_result"]
 
-Handler = Callable[["ServerCore", Any, Call, Any], Any]
+Handler = Callable[["ServerCore", SessionView, Call, Any], Any]
 
 
 class MethodSpec(msgspec.Struct, frozen=True):
@@ -76,7 +77,7 @@ def _cursor(params: Any) -> str | None:
 
 
 # -- discovery and lists ---------------------------------------------------------------------
-def discover(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
+def discover(core: ServerCore, session: SessionView, call: Call, params: Any) -> Any:
     return msgspec.Raw(core.discover())
 
 
@@ -85,7 +86,7 @@ def _lister(method: str, field: str, select: Callable[[Any], Any]) -> Handler:
     time, in the result type the generated table names for `method`."""
     result_type = t.METHODS[method].result
 
-    def handler(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
+    def handler(core: ServerCore, session: SessionView, call: Call, params: Any) -> Any:
         items = [entry.definition for entry in select(core.registry)]
 
         def build(page: list[Any], nxt: str | None) -> Any:
@@ -103,7 +104,9 @@ list_templates = _lister("resources/templates/list", "resource_templates", lambd
 
 
 # -- tools -----------------------------------------------------------------------------------
-def call_tool(core: ServerCore, session: Any, call: Call, params: t.CallToolRequestParams) -> Any:
+def call_tool(
+    core: ServerCore, session: SessionView, call: Call, params: t.CallToolRequestParams
+) -> Any:
     tool = core.registry.tools.get(params.name)
     if tool is None:
         raise _not_found(call, "tool", params.name)
@@ -159,7 +162,7 @@ def _failure(core: ServerCore, name: str, exc: Exception) -> t.CallToolResult:
 
 # -- resources -------------------------------------------------------------------------------
 def read_resource(
-    core: ServerCore, session: Any, call: Call, params: t.ReadResourceRequestParams
+    core: ServerCore, session: SessionView, call: Call, params: t.ReadResourceRequestParams
 ) -> Any:
     uri = params.uri
     registry = core.registry
@@ -235,7 +238,9 @@ async def _invoke_async(fn: Any, kwargs: dict[str, Any], done: Callable[[Any], A
 
 
 # -- prompts ---------------------------------------------------------------------------------
-def get_prompt(core: ServerCore, session: Any, call: Call, params: t.GetPromptRequestParams) -> Any:
+def get_prompt(
+    core: ServerCore, session: SessionView, call: Call, params: t.GetPromptRequestParams
+) -> Any:
     prompt = core.registry.prompts.get(params.name)
     if prompt is None:
         raise _not_found(call, "prompt", params.name)
@@ -270,7 +275,9 @@ def _prompt_result(definition: t.Prompt, value: Any) -> Any:
 
 
 # -- completion ------------------------------------------------------------------------------
-def complete(core: ServerCore, session: Any, call: Call, params: t.CompleteRequestParams) -> Any:
+def complete(
+    core: ServerCore, session: SessionView, call: Call, params: t.CompleteRequestParams
+) -> Any:
     ref = params.ref
     registry = core.registry
     if isinstance(ref, t.PromptReference):
@@ -314,18 +321,26 @@ def _complete_result(value: Any) -> t.CompleteResult:
 
 
 # -- legacy session methods ----------------------------------------------------------------------
-def set_level(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
-    session.legacy.log_rank = proto.LOG_LEVELS[params.level]
+def _legacy(session: SessionView, call: Call) -> LegacyView:
+    """These methods exist only in legacy sessions (the method table serves no modern
+    request to them); a session without a handshake is refused all the same."""
+    if session.legacy is None:
+        raise McpError(proto.METHOD_NOT_FOUND, f"method not found: {call.method}")
+    return session.legacy
+
+
+def set_level(core: ServerCore, session: SessionView, call: Call, params: Any) -> Any:
+    _legacy(session, call).log_rank = proto.LOG_LEVELS[params.level]
     return t.Result()
 
 
-def subscribe(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
-    session.legacy.subscriptions.add(params.uri)
+def subscribe(core: ServerCore, session: SessionView, call: Call, params: Any) -> Any:
+    _legacy(session, call).subscriptions.add(params.uri)
     return t.Result()
 
 
-def unsubscribe(core: ServerCore, session: Any, call: Call, params: Any) -> Any:
-    session.legacy.subscriptions.discard(params.uri)
+def unsubscribe(core: ServerCore, session: SessionView, call: Call, params: Any) -> Any:
+    _legacy(session, call).subscriptions.discard(params.uri)
     return t.Result()
 
 

@@ -173,7 +173,9 @@ def legacy_input_request(version: str, caps: dict[str, Any], request: Any) -> di
     info = proto.legacy_methods(version).get(method)
     missing = _required(caps, request, method, modern=False)
     if info is None or (
-        method == "elicitation/create" and request.params.mode == "url" and version < "2025-11-25"
+        method == "elicitation/create"
+        and request.params.mode == "url"
+        and version not in proto.URL_ELICITATION
     ):
         missing = missing or {method.split("/")[0]: {}}
     if missing is not None or info is None:

@@ -20,6 +20,7 @@ from msgspec import UNSET
 from mcpgen import _protocol as proto
 from mcpgen._server._bus import Listener
 from mcpgen._server._call import DEFERRED, Call
+from mcpgen._server._peer import SessionView
 from mcpgen._server._tasks import TASKS, declared, missing
 from mcpgen_types import ext_tasks as x
 
@@ -38,14 +39,14 @@ def _check(call: Call) -> None:
 
 
 async def get_task(
-    core: ServerCore, session: Any, call: Call, params: x.GetTaskRequestParams
+    core: ServerCore, session: SessionView, call: Call, params: x.GetTaskRequestParams
 ) -> Any:
     _check(call)
     return await core.tasks.get(params.task_id, call.principal)
 
 
 async def update_task(
-    core: ServerCore, session: Any, call: Call, params: x.UpdateTaskRequestParams
+    core: ServerCore, session: SessionView, call: Call, params: x.UpdateTaskRequestParams
 ) -> Any:
     _check(call)
     await core.tasks.update(params.task_id, call.principal, params.input_responses)
@@ -53,7 +54,7 @@ async def update_task(
 
 
 async def cancel_task(
-    core: ServerCore, session: Any, call: Call, params: x.CancelTaskRequestParams
+    core: ServerCore, session: SessionView, call: Call, params: x.CancelTaskRequestParams
 ) -> Any:
     _check(call)
     await core.tasks.cancel(params.task_id, call.principal)
@@ -62,7 +63,7 @@ async def cancel_task(
 
 # -- subscriptions/listen ------------------------------------------------------------------------
 def listen(
-    core: ServerCore, session: Any, call: Call, params: x.SubscriptionsListenRequestParams
+    core: ServerCore, session: SessionView, call: Call, params: x.SubscriptionsListenRequestParams
 ) -> Any:
     task_ids = params.notifications.task_ids
     if task_ids is not UNSET and TASKS in core.capabilities().get("extensions", {}):
@@ -74,7 +75,7 @@ def listen(
 
 async def _listen_tasks(
     core: ServerCore,
-    session: Any,
+    session: SessionView,
     call: Call,
     params: x.SubscriptionsListenRequestParams,
     task_ids: list[str],
@@ -85,7 +86,7 @@ async def _listen_tasks(
 
 def _listen(
     core: ServerCore,
-    session: Any,
+    session: SessionView,
     call: Call,
     params: x.SubscriptionsListenRequestParams,
     tasks: list[str] | None,

@@ -33,10 +33,10 @@ from mcpgen._server._tasks import (
     FAILED,
     GET_SHAPES,
     INPUT_REQUIRED,
-    NOWHERE,
     TERMINAL,
     WORKING,
     Handle,
+    Nowhere,
     Publish,
     Spawn,
     as_task,
@@ -127,6 +127,7 @@ class TaskRunner:
     ) -> None:
         self.store = store
         self.spawn = spawn
+        self.nowhere = Nowhere(spawn)
         self.publish = publish
         self.mask_errors = mask_errors
         self.ttl_ms = ttl_ms
@@ -150,7 +151,7 @@ class TaskRunner:
             return None
         if tool.detach:
             return self._until_detached(call, tool, kwargs)
-        return self._begin(task_call(call), tool, kwargs, None)
+        return self._begin(task_call(call, self.nowhere), tool, kwargs, None)
 
     async def _until_detached(self, call: Call, tool: ToolDef, kwargs: dict[str, Any]) -> Any:
         """Run the handler inside the request until it detaches (then answer with the
@@ -171,7 +172,7 @@ class TaskRunner:
         if not detached:
             return value if isinstance(value, InputRequired) else to_call_result(value)
         # From here on nothing goes to the request's stream; the task has its status.
-        call.channel, call.cancel_hook = NOWHERE, None
+        call.channel, call.cancel_hook = self.nowhere, None
         call.progress_token = call.log_rank = None
         return await self._begin(call, tool, kwargs, coro)
 

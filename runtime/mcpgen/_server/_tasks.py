@@ -20,14 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 import msgspec
 from msgspec import UNSET
 
 from mcpgen import _protocol as proto
-from mcpgen._errors import McpError
-from mcpgen._server._call import Call, Channel
+from mcpgen._errors import ConfigurationError, McpError
+from mcpgen._server._call import Call, Channel, Handle
 from mcpgen._server._defs import ToolDef
 from mcpgen._server._mrtr import input_response
 from mcpgen.stores import TaskEvent, TaskState
@@ -36,7 +36,7 @@ from mcpgen_types import latest as t
 
 __all__ = [
     "GET_SHAPES",
-    "NOWHERE",
+    "Nowhere",
     "Handle",
     "Publish",
     "Spawn",
@@ -59,12 +59,6 @@ TASKS = x.EXTENSION_ID
 WORKING, INPUT_REQUIRED = "working", "input_required"
 COMPLETED, FAILED, CANCELLED = "completed", "failed", "cancelled"
 TERMINAL = frozenset({COMPLETED, FAILED, CANCELLED})
-
-
-class Handle(Protocol):
-    """Running work that can be cancelled (what `spawn` returns: an asyncio.Task)."""
-
-    def cancel(self) -> object: ...
 
 
 Spawn = Callable[[Coroutine[Any, Any, None]], Handle]  # how a task's work starts
@@ -208,20 +202,27 @@ def event(state: TaskState) -> TaskEvent:
     return TaskEvent(state.id, state.principal, msgspec.to_builtins(detail(state, _NOTE)))
 
 
-class _Nowhere(Channel):
-    """A task has no request stream to carry notifications: they are dropped."""
+class Nowhere(Channel):
+    """A task's channel: it has no request stream, so notifications are dropped; async
+    work starts through the runner's spawn function."""
+
+    def __init__(self, spawn: Spawn | None) -> None:
+        self._spawn = spawn
 
     def notify(self, frame: bytes) -> None:
         return None
 
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> Handle:
+        if self._spawn is None:
+            coro.close()
+            raise ConfigurationError("this ServerCore was built without a spawn function")
+        return self._spawn(coro)
 
-NOWHERE = _Nowhere()
 
-
-def task_call(call: Call) -> Call:
+def task_call(call: Call, channel: Nowhere) -> Call:
     """The call a task's handler sees: the request's identity, no stream to write to."""
     task_call = Call(
-        call.request_id, call.method, call.era, call.version, call.meta, call.caps, NOWHERE, None
+        call.request_id, call.method, call.era, call.version, call.meta, call.caps, channel, None
     )
     task_call.principal = call.principal
     task_call.info = call.info

@@ -4,7 +4,7 @@ The client holds one GET stream open on the server's SSE URL. Its first event,
 `endpoint`, names the URL to POST every client message to (resolved against the SSE
 URL; another origin is refused); every later `message` event carries one server
 message (responses, notifications, server-to-client requests). A POST only says
-"accepted" (2xx); a refused POST becomes the error of the request it carried. The
+"accepted" (2xx); a refused POST fails the request it carried with the HTTP status. The
 transport predates Streamable HTTP: legacy era only (the initialize handshake).
 """
 
@@ -12,21 +12,32 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-from collections.abc import Coroutine
-from typing import Any
+from collections.abc import Coroutine, Mapping
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
-from mcpgen._client import HTTP_STATUS_ONLY
-from mcpgen._errors import ClientError
+from mcpgen._errors import (
+    ClientError,
+    ConnectError,
+    ConnectionClosedError,
+    HttpStatusError,
+    ProtocolViolationError,
+    TransportError,
+    TransportTimeoutError,
+)
 from mcpgen.transports._background import start_kept
-from mcpgen.transports._links import (
-    Link,
+from mcpgen.transports._link_base import (
+    LinkBase,
+    RequestId,
     endpoint_key,
     httpx_client,
+    mapped_http_errors,
     sse_events,
 )
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["SseLink"]
 
@@ -40,7 +51,7 @@ def _origin(url: str) -> tuple[str, str, int | None]:
     return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme)
 
 
-class SseLink(Link):
+class SseLink(LinkBase):
     """One HTTP+SSE connection: a GET stream in, a POST per message out."""
 
     http = True
@@ -50,7 +61,7 @@ class SseLink(Link):
         self,
         url: str,
         headers: dict[str, str] | None = None,
-        client: Any = None,
+        client: httpx.AsyncClient | None = None,
         timeout: float = 60.0,
         *,
         owns_client: bool | None = None,
@@ -69,10 +80,14 @@ class SseLink(Link):
     def key(self) -> str:
         return endpoint_key(self.url)
 
-    async def start(self) -> None:
-        """Open the stream and wait (the client's timeout) for the `endpoint` event."""
+    @property
+    def client(self) -> httpx.AsyncClient:
         if self._client is None:
             self._client = httpx_client(self.timeout)
+        return self._client
+
+    async def start(self) -> None:
+        """Open the stream and wait (the client's timeout) for the `endpoint` event."""
         self._found = asyncio.get_running_loop().create_future()
         self._reader = asyncio.ensure_future(self._read(self._found))
         try:
@@ -82,7 +97,7 @@ class SseLink(Link):
             with contextlib.suppress(BaseException):
                 await self._reader
             if isinstance(exc, TimeoutError):
-                raise TimeoutError(
+                raise TransportTimeoutError(
                     f"no `endpoint` event on the SSE stream of {self.url} within"
                     f" {self.timeout} s (is it an HTTP+SSE server?)"
                 ) from None
@@ -94,29 +109,32 @@ class SseLink(Link):
         headers = {**self.headers, "accept": "text/event-stream"}
         timeout = httpx.Timeout(self.timeout, read=None)  # the stream idles between events
         try:
-            async with self._client.stream(
-                "GET", self.url, headers=headers, timeout=timeout
-            ) as response:
-                ctype = response.headers.get("content-type", "")
-                if response.status_code != 200 or not ctype.startswith("text/event-stream"):
-                    raise ClientError(
-                        f"GET {self.url} answered HTTP {response.status_code}"
-                        f" ({ctype or 'no content type'}), not an SSE stream"
-                    )
-                async for event in sse_events(response.aiter_lines()):
-                    if event.event == "endpoint":
-                        if not found.done():
-                            found.set_result(self._resolve(event.data))
-                    elif event.event == "message" and event.data.strip():
-                        self.on_message(event.data.encode(), 200, None)
+            with mapped_http_errors(f"GET {self.url}"):
+                async with self.client.stream(
+                    "GET", self.url, headers=headers, timeout=timeout
+                ) as response:
+                    ctype = response.headers.get("content-type", "")
+                    if response.status_code != 200 or not ctype.startswith("text/event-stream"):
+                        raise HttpStatusError(
+                            f"GET {self.url} answered HTTP {response.status_code}"
+                            f" ({ctype or 'no content type'}), not an SSE stream",
+                            response.status_code,
+                            location=response.headers.get("location"),
+                        )
+                    async for event in sse_events(response.aiter_lines()):
+                        if event.event == "endpoint":
+                            if not found.done():
+                                found.set_result(self._resolve(event.data))
+                        elif event.event == "message" and event.data.strip():
+                            self.on_message(event.data.encode(), 200, None)
             if not found.done():
-                raise ClientError(f"the SSE stream of {self.url} ended before its endpoint event")
+                raise ConnectError(f"the SSE stream of {self.url} ended before its endpoint event")
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            if not isinstance(exc, ClientError):
+                exc = TransportError(f"GET {self.url} failed: {type(exc).__name__}: {exc}")
             if not found.done():
-                if not isinstance(exc, ClientError):
-                    exc = ClientError(f"GET {self.url} failed: {type(exc).__name__}: {exc}")
                 found.set_exception(exc)
                 return
             log.info("the SSE stream of %s broke: %s: %s", self.url, type(exc).__name__, exc)
@@ -126,49 +144,52 @@ class SseLink(Link):
     def _resolve(self, data: str) -> str:
         endpoint = urljoin(self.url, data.strip())
         if _origin(endpoint) != _origin(self.url):
-            raise ClientError(
+            raise ProtocolViolationError(
                 f"the server's endpoint event names {endpoint!r}, another origin than"
                 f" its SSE URL {self.url!r}: refused"
             )
         return endpoint
 
-    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         return start_kept(self._posts, coro)
 
     async def send(
-        self, frame: bytes, headers: dict[str, str] | None = None, request_id: Any = None
+        self,
+        frame: bytes,
+        headers: Mapping[str, str] | None = None,
+        request_id: RequestId | None = None,
     ) -> None:
         if self.endpoint is None or self._closing:
-            raise ConnectionError("the HTTP+SSE connection is not open")
+            raise ConnectionClosedError("the HTTP+SSE connection is not open")
         if request_id is None:  # notifications and responses: wait for the server's 2xx
-            problem = await self._post(frame, headers)
-            if problem is not None:
-                raise ClientError(problem)
+            await self._post(self.endpoint, frame, headers)
             return
-        self._spawn(self._request(frame, headers, request_id))  # the answer comes on the stream
+        self._spawn(self._request(self.endpoint, frame, headers, request_id))
 
-    async def _request(self, frame: bytes, headers: dict[str, str] | None, request_id: Any) -> None:
-        problem = await self._post(frame, headers)
-        if problem is not None:  # the request was refused: its caller gets the error
-            error = {"code": HTTP_STATUS_ONLY, "message": problem}
-            answer = {"jsonrpc": "2.0", "id": request_id, "error": error}
-            self.on_message(json.dumps(answer).encode(), None, request_id)
-
-    async def _post(self, frame: bytes, headers: dict[str, str] | None) -> str | None:
-        """POST one message; None when accepted, else what went wrong."""
-        all_headers = {**self.headers, **(headers or {}), "content-type": "application/json"}
+    async def _request(
+        self, endpoint: str, frame: bytes, headers: Mapping[str, str] | None, request_id: RequestId
+    ) -> None:
         try:
-            response = await self._client.post(
-                self.endpoint, content=frame, headers=all_headers, timeout=self.timeout
+            await self._post(endpoint, frame, headers)
+        except TransportError as exc:  # the request was refused: its caller gets why
+            self.on_failure(request_id, exc)
+
+    async def _post(self, endpoint: str, frame: bytes, headers: Mapping[str, str] | None) -> None:
+        """POST one message; the answer, if any, comes on the stream."""
+        all_headers = {**self.headers, **(headers or {}), "content-type": "application/json"}
+        with mapped_http_errors(f"POST {endpoint}"):
+            response = await self.client.post(
+                endpoint, content=frame, headers=all_headers, timeout=self.timeout
             )
-        except Exception as exc:
-            return f"POST {self.endpoint} failed: {type(exc).__name__}: {exc}"
-        if 200 <= response.status_code < 300:
-            return None
-        text = response.text.strip()[:300]
-        return f"POST {self.endpoint} answered HTTP {response.status_code}" + (
-            f": {text}" if text else ""
-        )
+        if not 200 <= response.status_code < 300:
+            text = response.text.strip()[:300]
+            raise HttpStatusError(
+                f"POST {endpoint} answered HTTP {response.status_code}"
+                + (f": {text}" if text else ""),
+                response.status_code,
+                text,
+                response.headers.get("location"),
+            )
 
     async def close(self) -> None:
         """Close the stream (the end of the session for the server)."""

@@ -1,0 +1,31 @@
+"""The keywords a `Client` takes (and `Client.stdio/http/sse/memory` pass on), typed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypedDict
+
+from mcpgen._callbacks import Callback
+from mcpgen._client import VerdictCache
+from mcpgen._connection import Era
+
+__all__ = ["ClientOptions"]
+
+
+class ClientOptions(TypedDict, total=False):
+    """The keywords of `Client(link, ...)`, which `Client.stdio/http/sse/memory` pass on."""
+
+    era: Era
+    name: str
+    version: str
+    on_elicitation: Callback | None
+    on_sampling: Callback | None
+    on_roots: Callback | None
+    on_log: Callback | None
+    elicitation_modes: Sequence[str]
+    log_level: str | None
+    timeout: float
+    probe_timeout: float
+    max_rounds: int
+    cache: bool
+    verdicts: VerdictCache | None

@@ -1,0 +1,253 @@
+"""The client link of Streamable HTTP: every frame is a POST whose response (JSON or
+an SSE stream) is fed back; a legacy session adds its id to every request, a GET
+stream and a DELETE. Its older transport, HTTP+SSE, is its `fall_back`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Coroutine, Mapping
+from typing import TYPE_CHECKING, Any
+
+from mcpgen._errors import ConnectError, HttpStatusError, TransportError
+from mcpgen.transports._background import start_kept
+from mcpgen.transports._link_base import (
+    Attach,
+    Link,
+    LinkBase,
+    RequestId,
+    endpoint_key,
+    httpx_client,
+    mapped_http_errors,
+    sse_events,
+)
+from mcpgen.transports._sse_link import SseLink
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["HttpLink", "status_error"]
+
+
+def status_error(what: str, response: httpx.Response, body: bytes) -> HttpStatusError:
+    """An HTTP response that carried no JSON-RPC answer, as its TransportError."""
+    text = body.decode(errors="replace").strip()[:300]
+    status = response.status_code
+    location = response.headers.get("location")
+    detail = f": {text}" if text else (f" (to {location})" if location else "")
+    return HttpStatusError(f"{what} answered HTTP {status}{detail}", status, text, location)
+
+
+class HttpLink(LinkBase):
+    """Streamable HTTP (see the module docstring)."""
+
+    http = True
+    max_resumptions = 3
+
+    def __init__(
+        self,
+        url: str,
+        headers: dict[str, str] | None = None,
+        client: httpx.AsyncClient | None = None,
+        timeout: float = 60.0,
+    ) -> None:
+        self.url = url
+        self.headers = dict(headers or {})
+        self.base_headers = {
+            "accept": "application/json, text/event-stream",
+            "content-type": "application/json",
+            **(headers or {}),
+        }
+        self._client = client
+        self._owns_client = client is None
+        self.timeout = timeout
+        self.session_id: str | None = None
+        self.version_header: dict[str, str] = {}
+        self.streams: dict[RequestId, asyncio.Task[None]] = {}
+        self.background: set[asyncio.Task[Any]] = set()
+
+    def key(self) -> str:
+        return endpoint_key(self.url)
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx_client(self.timeout)
+        return self._client
+
+    def legacy_sse(self) -> SseLink:
+        """A link to the same URL over the deprecated HTTP+SSE transport, sharing this
+        link's HTTP client."""
+        return SseLink(self.url, self.headers, self._client, self.timeout, owns_client=False)
+
+    async def fall_back(self, attach: Attach, why: str) -> Link | None:
+        """Open `legacy_sse()`; once its stream named its POST endpoint it replaces this
+        link (which closes, leaving it the HTTP client). On failure nothing changes and
+        a ConnectError tells `why` it was tried and what failed."""
+        sse = self.legacy_sse()
+        attach(sse)
+        try:
+            await sse.start()
+        except BaseException as exc:
+            await sse.close()
+            if isinstance(exc, TransportError | OSError | TimeoutError):
+                raise ConnectError(
+                    f"{self.url}: {why + ', and ' if why else ''}the HTTP+SSE transport"
+                    f" failed: {exc}"
+                ) from exc
+            raise
+        sse.owns_client, self._owns_client = self._owns_client, False
+        await self.close()
+        return sse
+
+    async def start(self) -> None:
+        self.client  # noqa: B018 (creates the owned client now, not on the first send)
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        return start_kept(self.background, coro)
+
+    async def send(
+        self,
+        frame: bytes,
+        headers: Mapping[str, str] | None = None,
+        request_id: RequestId | None = None,
+    ) -> None:
+        if request_id is None:  # notifications and responses: wait for the 202
+            await self._post(frame, headers or {}, None)
+            return
+        task = self._spawn(self._post(frame, headers or {}, request_id))
+        self.streams[request_id] = task
+        task.add_done_callback(lambda _: self.streams.pop(request_id, None))
+
+    async def _post(
+        self, frame: bytes, headers: Mapping[str, str], request_id: RequestId | None
+    ) -> None:
+        all_headers = {**self.base_headers, **headers}
+        if self.session_id is not None:
+            all_headers["mcp-session-id"] = self.session_id
+        try:
+            with mapped_http_errors(f"POST {self.url}"):
+                async with self.client.stream(
+                    "POST", self.url, content=frame, headers=all_headers
+                ) as response:
+                    sid = response.headers.get("mcp-session-id")
+                    if sid is not None and self.session_id is None:
+                        self.session_id = sid
+                    await self._consume(response, request_id)
+        except TransportError as exc:
+            if request_id is None:
+                raise
+            self.on_failure(request_id, exc)
+
+    async def _consume(self, response: httpx.Response, request_id: RequestId | None) -> None:
+        status = response.status_code
+        ctype = response.headers.get("content-type", "")
+        if ctype.startswith("text/event-stream"):
+            last_id, retry_ms = await self._events(response, status, request_id)
+            await self._resume(request_id, last_id, retry_ms)
+            return
+        body = await response.aread()
+        answer = request_id is not None or status < 300
+        if answer and body.strip() and ctype.startswith("application/json"):
+            self.on_message(body, status, request_id)
+        elif status >= 300:  # no JSON-RPC answer: the status is the failure
+            failure = status_error(f"POST {self.url}", response, body)
+            if request_id is None:
+                raise failure
+            self.on_failure(request_id, failure)
+
+    async def _events(
+        self, response: httpx.Response, status: int, request_id: RequestId | None
+    ) -> tuple[str | None, int]:
+        """Feed an SSE stream's messages; returns its last event id and retry hint."""
+        last_id, retry_ms = None, 1000
+        async for event in sse_events(response.aiter_lines()):
+            last_id = event.id if event.id is not None else last_id
+            retry_ms = event.retry if event.retry is not None else retry_ms
+            payload = event.data.strip()  # a priming event has empty data: skipped
+            if payload:
+                self.on_message(payload.encode(), status, request_id)
+        return last_id, retry_ms
+
+    async def _resume(
+        self, request_id: RequestId | None, last_id: str | None, retry_ms: int
+    ) -> None:
+        """A legacy SSE stream that ended before its response: wait the server's `retry`,
+        then GET with `Last-Event-ID` and read the response there (resumability)."""
+        for _ in range(self.max_resumptions):
+            if request_id is None or last_id is None or self.session_id is None:
+                return
+            if not self.waiting(request_id):
+                return
+            await asyncio.sleep(retry_ms / 1000)
+            headers = {
+                **self.base_headers,
+                **self.version_header,
+                "accept": "text/event-stream",
+                "mcp-session-id": self.session_id,
+                "last-event-id": last_id,
+            }
+            async with self.client.stream("GET", self.url, headers=headers) as response:
+                if response.status_code != 200:
+                    return
+                reader = asyncio.ensure_future(self._events(response, 200, request_id))
+                waiter = asyncio.ensure_future(self._until_answered(request_id))
+                finished, _ = await asyncio.wait(
+                    {reader, waiter}, return_when=asyncio.FIRST_COMPLETED
+                )
+                if reader in finished:
+                    waiter.cancel()
+                    last_id, retry_ms = reader.result()
+                    continue
+                reader.cancel()
+                return
+
+    async def _until_answered(self, request_id: RequestId) -> None:
+        while self.waiting(request_id):
+            await asyncio.sleep(0.02)
+
+    def cancel(self, request_id: RequestId) -> bool:
+        task = self.streams.pop(request_id, None)
+        if task is not None:
+            task.cancel()  # closing the response stream cancels a modern request
+        return True
+
+    async def session_started(self, version: str, wait: float = 5.0) -> None:
+        """The standalone GET stream of a legacy session (server-initiated messages);
+        returns once the server answered it, so nothing sent on it can be missed."""
+        self.version_header = {"mcp-protocol-version": version}
+        if self.session_id is None:
+            return
+        opened = asyncio.Event()
+        self._spawn(self._get(opened))
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(opened.wait(), wait)
+
+    async def _get(self, opened: asyncio.Event) -> None:
+        headers = {
+            **self.base_headers,
+            **self.version_header,
+            "accept": "text/event-stream",
+            "mcp-session-id": self.session_id or "",
+        }
+        try:
+            async with self.client.stream("GET", self.url, headers=headers) as response:
+                opened.set()
+                if response.status_code == 200:
+                    await self._events(response, 200, None)
+        except Exception:  # a server without a standalone stream: nothing to listen to
+            opened.set()
+
+    async def close(self) -> None:
+        if self.session_id is not None and self._client is not None:
+            with contextlib.suppress(Exception):
+                await self._client.delete(
+                    self.url, headers={**self.base_headers, "mcp-session-id": self.session_id}
+                )
+        for task in list(self.background):
+            task.cancel()
+        if self.background:
+            await asyncio.wait(self.background, timeout=2)
+        if self._owns_client and self._client is not None:
+            await self._client.aclose()

@@ -1,0 +1,202 @@
+"""What every client link is: the `Link` Protocol the connection depends on, the
+callbacks it installs, and what the links share (SSE parsing, endpoint keys, httpx).
+
+A link delivers every inbound frame to `on_message(frame, status, request_id)`:
+`status` is the HTTP status of the response that carried it (None elsewhere) and
+`request_id` the id of the request whose response carried it, when known, so an
+error body without an id still reaches its caller. A request that fails in the
+transport reaches `on_failure(request_id, error)` with a `TransportError`; the end of
+the connection reaches `on_closed()`. Links decide nothing about the protocol; they
+say what they can do through plain attributes (`http`, `legacy_only`), never through
+their class.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, NamedTuple, Protocol
+from urllib.parse import urlsplit
+
+from mcpgen._errors import (
+    ConfigurationError,
+    ConnectError,
+    ConnectionClosedError,
+    TransportError,
+    TransportTimeoutError,
+)
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = [
+    "Attach",
+    "Link",
+    "LinkBase",
+    "OnFailure",
+    "OnMessage",
+    "RequestId",
+    "SseEvent",
+    "endpoint_key",
+    "httpx_client",
+    "mapped_http_errors",
+    "sse_events",
+]
+
+RequestId = int | str
+OnMessage = Callable[[bytes, int | None, RequestId | None], None]
+OnFailure = Callable[[RequestId, TransportError], None]
+
+
+class Link(Protocol):
+    """One client-side connection to one server, as the client's connection sees it."""
+
+    http: bool  # requests carry mirrored HTTP headers (Streamable HTTP, HTTP+SSE)
+    legacy_only: bool  # the transport predates the modern era: no probe
+    on_message: OnMessage
+    on_failure: OnFailure
+    on_closed: Callable[[], None]
+    waiting: Callable[[RequestId], bool]  # is this request still awaited?
+
+    def key(self) -> str:
+        """Identifies the endpoint (era verdicts are cached per endpoint)."""
+        ...
+
+    async def start(self) -> None: ...
+
+    async def send(
+        self,
+        frame: bytes,
+        headers: Mapping[str, str] | None = None,
+        request_id: RequestId | None = None,
+    ) -> None:
+        """Send one frame; a request's answer comes to `on_message` (or its failure to
+        `on_failure`), a notification's or response's failure is raised here."""
+        ...
+
+    def cancel(self, request_id: RequestId) -> bool:
+        """Stop waiting for `request_id` at the transport level; True if that itself is
+        the cancellation (an HTTP stream closed), False if a notification is needed."""
+        ...
+
+    async def session_started(self, version: str) -> None:
+        """The legacy handshake finished: open what the session needs to hear the
+        server (Streamable HTTP: the standalone GET stream)."""
+        ...
+
+    async def fall_back(self, attach: Attach, why: str) -> Link | None:
+        """The link of an older transport at the same address, `attach`ed and started,
+        replacing this one (now closed); None when this transport has none. Raises a
+        `ConnectError` saying `why` it was tried when the older transport fails too."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+Attach = Callable[[Link], None]
+
+
+def _no_message(frame: bytes, status: int | None, request_id: RequestId | None) -> None:
+    pass
+
+
+def _no_failure(request_id: RequestId, error: TransportError) -> None:
+    pass
+
+
+def _nothing() -> None:
+    pass
+
+
+def _not_waiting(request_id: RequestId) -> bool:
+    return False
+
+
+class LinkBase:
+    """Defaults shared by the links: unwired callbacks and the optional capabilities
+    (no transport-level cancel, nothing to open after the handshake, no older transport
+    to fall back to)."""
+
+    http = False
+    legacy_only = False
+    on_message: OnMessage = staticmethod(_no_message)
+    on_failure: OnFailure = staticmethod(_no_failure)
+    on_closed: Callable[[], None] = staticmethod(_nothing)
+    waiting: Callable[[RequestId], bool] = staticmethod(_not_waiting)
+
+    def cancel(self, request_id: RequestId) -> bool:
+        return False
+
+    async def session_started(self, version: str) -> None:
+        return None
+
+    async def fall_back(self, attach: Attach, why: str) -> Link | None:
+        return None
+
+
+def endpoint_key(url: str) -> str:
+    """An HTTP endpoint's key for the era verdict cache."""
+    parts = urlsplit(url)
+    return f"http:{parts.scheme}://{parts.netloc}{parts.path}"
+
+
+class SseEvent(NamedTuple):
+    event: str  # "message" unless the event names another type
+    data: str  # the data lines, joined by newlines ("" for a priming event)
+    id: str | None
+    retry: int | None  # milliseconds
+
+
+async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[SseEvent]:
+    """The events of an SSE stream, from its lines (comments skipped)."""
+    event, data, event_id, retry, seen = "message", list[str](), None, None, False
+    async for line in lines:
+        if not line:
+            if seen:
+                yield SseEvent(event, "\n".join(data), event_id, retry)
+            event, data, event_id, retry, seen = "message", [], None, None, False
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        seen = True
+        if name == "data":
+            data.append(value)
+        elif name == "event":
+            event = value or "message"
+        elif name == "id":
+            event_id = value
+        elif name == "retry" and value.isdigit():
+            retry = int(value)
+
+
+def httpx_client(timeout: float) -> httpx.AsyncClient:
+    """An httpx client for the HTTP links: `timeout` for connecting and writing, none
+    for reading (a stream may idle between events)."""
+    try:
+        import httpx  # noqa: PLC0415 (optional: the client extra)
+    except ImportError:
+        missing = "the HTTP client needs httpx: pip install 'mcpgen[client]'"
+        raise ConfigurationError(missing) from None
+    return httpx.AsyncClient(timeout=httpx.Timeout(timeout, read=None))
+
+
+@contextlib.contextmanager
+def mapped_http_errors(what: str) -> Iterator[None]:
+    """httpx's exceptions as the `TransportError` family (`what`: the request, for the
+    message); anything else passes through."""
+    import httpx  # noqa: PLC0415 (loaded already: an httpx client made the request)
+
+    try:
+        yield
+    except httpx.TimeoutException as exc:
+        raise TransportTimeoutError(f"{what}: timed out ({type(exc).__name__})") from exc
+    except httpx.ConnectError as exc:
+        raise ConnectError(f"{what}: cannot connect: {exc}") from exc
+    except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError) as exc:
+        raise ConnectionClosedError(
+            f"{what}: the connection broke: {type(exc).__name__}: {exc}"
+        ) from exc
+    except httpx.HTTPError as exc:
+        raise TransportError(f"{what} failed: {type(exc).__name__}: {exc}") from exc
