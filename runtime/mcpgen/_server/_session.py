@@ -269,7 +269,7 @@ class Session:
         legacy = self.legacy
         version = legacy.version if legacy is not None else proto.LEGACY[-1]
         if method == "ping":
-            return rpc.result_frame(rid, {})
+            return rpc.result_frame(rid, proto.legacy_module(version).EmptyResult())
         if (
             spec is None
             or not spec.legacy  # e.g. tasks/get: 2025-11-25 knows one, of another shape
