@@ -21,6 +21,7 @@ from msgspec import UNSET, UnsetType
 from mcpgen._errors import McpError
 from mcpgen._jsonrpc import result_frame
 from mcpgen._protocol import (
+    INVALID_PARAMS,
     META_SERVER_INFO,
     META_SUBSCRIPTION_ID,
     SUPPORTED,
@@ -221,7 +222,7 @@ class ServerCore:
         """One page of a list, encoded once per (method, revision, offset)."""
         offset = 0 if cursor is None else self.sealer.open_cursor(method, cursor)
         if offset > len(items):
-            raise McpError(-32602, "invalid cursor")
+            raise McpError(INVALID_PARAMS, "invalid cursor")
         key = (method, version, offset)
         cached = self._pages.get(key)
         if cached is None:

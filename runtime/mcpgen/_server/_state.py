@@ -26,11 +26,11 @@ from typing import Any
 import msgspec
 
 from mcpgen._errors import McpError
+from mcpgen._protocol import INVALID_PARAMS
 from mcpgen.stores import InMemoryKeyRing, KeyRing
 
 __all__ = ["Sealer", "params_digest", "random_token"]
 
-INVALID_PARAMS = -32602
 _canonical = msgspec.json.Encoder(order="sorted")
 _PREFIX = "s1"
 
