@@ -324,7 +324,13 @@ class Server:
         app, to mount in any ASGI server or framework. Options: see
         `mcpgen.transports.HttpOptions` (path, sse_path, messages_path, max_body,
         keepalive_seconds, dns_rebinding_protection, allowed_hosts, allowed_origins ...),
-        plus `store` (a SessionStore) and `events` (an EventStore) for legacy sessions."""
+        plus `store` (a SessionStore) and `events` (an EventStore) for legacy sessions.
+
+        Mounted under a prefix (Starlette's `Mount("/weather", app=...)`, FastAPI's
+        `app.mount(...)`), it serves `/weather/mcp`, `/weather/sse` and `/weather/messages`
+        (`root_path`). A mounted app gets no lifespan events: the registry is frozen at
+        the first request instead, and the host app's shutdown may `await app.shutdown()`
+        to end open streams first."""
         from mcpgen.transports._http import HttpOptions, McpAsgiApp  # noqa: PLC0415 (lazy)
 
         store, events = options.pop("store", None), options.pop("events", None)

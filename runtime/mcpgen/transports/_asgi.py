@@ -32,6 +32,7 @@ __all__ = [
     "json_response",
     "plain_response",
     "read_body",
+    "route_path",
     "uvicorn_server",
 ]
 
@@ -204,6 +205,20 @@ class SseWriter:
 
 def _event(event_id: str, frame: bytes) -> bytes:
     return b"id: " + event_id.encode() + b"\nevent: message\ndata: " + frame + b"\n\n"
+
+
+def route_path(scope: Scope) -> str:
+    """The path an app matches against its routes: `scope["path"]` without the mount
+    prefix (`root_path`). Frameworks differ: newer ones (Starlette's `Mount`, uvicorn's
+    `--root-path`) keep the prefix in `path`, older ones removed it; a prefix is taken off
+    only where it is there, ending at a segment boundary."""
+    path: str = scope["path"]
+    root: str | None = scope.get("root_path")
+    if root and path.startswith(root):  # not taken by a plain, unmounted app
+        rest = path[len(root) :]
+        if not rest or rest[0] == "/":
+            return rest
+    return path
 
 
 async def read_body(receive: Receive, cap: int) -> bytes | None:

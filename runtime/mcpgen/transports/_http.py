@@ -36,6 +36,7 @@ from mcpgen.transports._asgi import (
     judge_host_and_origin,
     plain_response,
     read_body,
+    route_path,
     uvicorn_server,
 )
 from mcpgen.transports._background import start_kept
@@ -201,7 +202,7 @@ class McpAsgiApp:
 
     # -- requests --------------------------------------------------------------------------------
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = scope["path"]
+        path = route_path(scope)  # without a mount point's prefix
         old = None  # the 2024-11-05 transport's paths
         if path != self._path and path.rstrip("/") != self._path:
             old = self.legacy_sse
@@ -214,7 +215,7 @@ class McpAsgiApp:
             await json_response(send, denied, 403)
             return
         if old is not None:
-            await old.handle(scope, receive, send, headers)
+            await old.handle(path, scope, receive, send, headers)
             return
         method = scope["method"]
         if method == "POST":

@@ -135,11 +135,12 @@ class LegacySse:
         return (path.rstrip("/") or "/") in (self.sse_path, self.messages_path)
 
     async def handle(
-        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]
+        self, path: str, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]
     ) -> None:
-        """A request on one of the two paths (Host and Origin already checked)."""
+        """A request on one of the two paths (`path`: the app's own, without a mount
+        point's prefix; Host and Origin already checked)."""
         method = scope["method"]
-        if (scope["path"].rstrip("/") or "/") == self.sse_path:
+        if (path.rstrip("/") or "/") == self.sse_path:
             if method == "GET":
                 await self._stream(scope, receive, send, headers)
             else:
@@ -199,11 +200,11 @@ class LegacySse:
             await writer.end()
 
     def _endpoint(self, scope: Scope, http_session: HttpSession) -> bytes:
-        """Where this session's messages go: a path (behind the app's mount point, if
-        the ASGI server reports one) plus the session id."""
-        root: str = scope.get("root_path", "")
-        prefix = root if root and not scope["path"].startswith(root) else ""
-        return f"{quote(prefix + self.messages_path)}?session_id={http_session.id}".encode()
+        """Where this session's messages go: the messages path behind the app's mount
+        point (`root_path`, whether or not the framework also left it in `path`), plus
+        the session id."""
+        path = scope.get("root_path", "") + self.messages_path
+        return f"{quote(path)}?session_id={http_session.id}".encode()
 
     # -- POST: one message ---------------------------------------------------------------------
     async def _message(
