@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any, Literal, Self, Unpack, cast, overload
 import msgspec
 from msgspec import UNSET
 
+from mcpgen import _callbacks as cb
 from mcpgen import _protocol as proto
 from mcpgen._api_options import ClientOptions
 from mcpgen._api_tasks import DEFAULT_TASK_TIMEOUT, Tasks, ToolTask
-from mcpgen._callbacks import Callback, Callbacks
 from mcpgen._client import ClientCore, VerdictCache, shared_verdicts
 from mcpgen._client._cache import CacheKey, ResultCache
 from mcpgen._connection import Connection, Era, Note, log
@@ -61,10 +61,10 @@ class Client:
         era: Era = "auto",
         name: str = "mcpgen-client",
         version: str = "0.1.0",
-        on_elicitation: Callback | None = None,
-        on_sampling: Callback | None = None,
-        on_roots: Callback | None = None,
-        on_log: Callback | None = None,
+        on_elicitation: cb.ElicitationCallback | None = None,
+        on_sampling: cb.SamplingCallback | None = None,
+        on_roots: cb.RootsCallback | None = None,
+        on_log: cb.LogCallback | None = None,
         elicitation_modes: Sequence[str] = ("form",),
         log_level: str | None = None,
         timeout: float = 60.0,
@@ -73,7 +73,7 @@ class Client:
         cache: bool = True,
         verdicts: VerdictCache | None = None,
     ) -> None:
-        self.callbacks = Callbacks(
+        self.callbacks = cb.Callbacks(
             on_elicitation=on_elicitation,
             on_sampling=on_sampling,
             on_roots=on_roots,
@@ -190,11 +190,11 @@ class Client:
         return self.connection.timeout
 
     @property
-    def on_log(self) -> Callback | None:
+    def on_log(self) -> cb.LogCallback | None:
         return self.callbacks.on_log
 
     @on_log.setter
-    def on_log(self, callback: Callback | None) -> None:
+    def on_log(self, callback: cb.LogCallback | None) -> None:
         self.callbacks.on_log = callback
 
     def request(
@@ -203,7 +203,7 @@ class Client:
         params: dict[str, Any] | None = None,
         *,
         timeout: float | None = None,
-        progress: Callback | None = None,
+        progress: cb.ProgressCallback | None = None,
         tasks: bool = False,
     ) -> Coroutine[Any, Any, msgspec.Struct]:
         """Send any request and return its typed result (input rounds fulfilled).
@@ -295,7 +295,7 @@ class Client:
         arguments: dict[str, Any] | None = None,
         *,
         timeout: float | None = None,
-        progress: Callback | None = None,
+        progress: cb.ProgressCallback | None = None,
         task: Literal[False] = False,
     ) -> t.CallToolResult: ...
 
@@ -306,7 +306,7 @@ class Client:
         arguments: dict[str, Any] | None = None,
         *,
         timeout: float | None = None,
-        progress: Callback | None = None,
+        progress: cb.ProgressCallback | None = None,
         task: bool,
     ) -> t.CallToolResult | ToolTask: ...
 
@@ -316,7 +316,7 @@ class Client:
         arguments: dict[str, Any] | None = None,
         *,
         timeout: float | None = None,
-        progress: Callback | None = None,
+        progress: cb.ProgressCallback | None = None,
         task: bool = False,
     ) -> t.CallToolResult | ToolTask:
         """Call a tool; its result, input rounds fulfilled by the callbacks.

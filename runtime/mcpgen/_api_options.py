@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypedDict
 
-from mcpgen._callbacks import Callback
+from mcpgen._callbacks import (
+    ElicitationCallback,
+    LogCallback,
+    RootsCallback,
+    SamplingCallback,
+)
 from mcpgen._client import VerdictCache
 from mcpgen._connection import Era
 
@@ -18,10 +23,10 @@ class ClientOptions(TypedDict, total=False):
     era: Era
     name: str
     version: str
-    on_elicitation: Callback | None
-    on_sampling: Callback | None
-    on_roots: Callback | None
-    on_log: Callback | None
+    on_elicitation: ElicitationCallback | None
+    on_sampling: SamplingCallback | None
+    on_roots: RootsCallback | None
+    on_log: LogCallback | None
     elicitation_modes: Sequence[str]
     log_level: str | None
     timeout: float

@@ -19,7 +19,7 @@ from typing import Any, Literal, Self
 import msgspec
 
 from mcpgen import _protocol as proto
-from mcpgen._callbacks import Callback, Callbacks, maybe_await
+from mcpgen._callbacks import Callbacks, ProgressCallback, notify
 from mcpgen._client import (
     ClientCore,
     Done,
@@ -94,7 +94,7 @@ class Connection:
         # One watchdog for every request's timeout (cheaper than a timer per request).
         self._deadlines: dict[RequestId, tuple[float, float, asyncio.Future[Answer]]] = {}
         self._watchdog: asyncio.TimerHandle | None = None
-        self._progress: dict[str, Callback] = {}
+        self._progress: dict[str, ProgressCallback] = {}
         self._tokens = itertools.count(1)
         self._tasks: set[asyncio.Task[Any]] = set()
         self.closed = False
@@ -268,15 +268,15 @@ class Connection:
         method, params = incoming.method or "", incoming.params or {}
         if method == "notifications/progress":
             callback = self._progress.get(params.get("progressToken", ""))
-            if callback is not None:
+            if callback is not None:  # guarded: a raising callback must not reach the reader
                 args = (params.get("progress"), params.get("total"), params.get("message"))
-                self._spawn(maybe_await(callback(*args)))
+                notify("progress", callback, args, self._spawn)
             return
         if method == "notifications/message":
             on_log = self.callbacks.on_log
             if on_log is not None:
                 args = (params.get("level"), params.get("data"), params.get("logger"))
-                self._spawn(maybe_await(on_log(*args)))
+                notify("on_log", on_log, args, self._spawn)
             else:
                 log.info("server log [%s] %s", params.get("level"), params.get("data"))
             return
@@ -358,7 +358,7 @@ class Connection:
         params: dict[str, Any] | None = None,
         *,
         timeout: float | None = None,
-        progress: Callback | None = None,
+        progress: ProgressCallback | None = None,
         tasks: bool = False,
     ) -> msgspec.Struct:
         """Send any request and return its typed result (input rounds fulfilled).

@@ -1,6 +1,8 @@
 """The client link of Streamable HTTP: every frame is a POST whose response (JSON or
 an SSE stream) is fed back; a legacy session adds its id to every request, a GET
-stream and a DELETE. Its older transport, HTTP+SSE, is its `fall_back`.
+stream and a DELETE. Its older transport, HTTP+SSE, is its `fall_back`. A POST
+answered 307/308 within the origin is sent again to the Location, which becomes the
+link's URL (`redirect_target` says which hops are refused).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from mcpgen._errors import ConnectError, HttpStatusError, TransportError
 from mcpgen.transports._background import start_kept
 from mcpgen.transports._link_base import (
+    REDIRECTS,
     Attach,
     Link,
     LinkBase,
@@ -20,6 +23,7 @@ from mcpgen.transports._link_base import (
     endpoint_key,
     httpx_client,
     mapped_http_errors,
+    redirect_target,
     sse_events,
 )
 from mcpgen.transports._sse_link import SseLink
@@ -35,8 +39,9 @@ def status_error(what: str, response: httpx.Response, body: bytes) -> HttpStatus
     text = body.decode(errors="replace").strip()[:300]
     status = response.status_code
     location = response.headers.get("location")
-    detail = f": {text}" if text else (f" (to {location})" if location else "")
-    return HttpStatusError(f"{what} answered HTTP {status}{detail}", status, text, location)
+    where = f" (to {location})" if location else ""
+    detail = f": {text}" if text else ""
+    return HttpStatusError(f"{what} answered HTTP {status}{where}{detail}", status, text, location)
 
 
 class HttpLink(LinkBase):
@@ -126,15 +131,26 @@ class HttpLink(LinkBase):
         all_headers = {**self.base_headers, **headers}
         if self.session_id is not None:
             all_headers["mcp-session-id"] = self.session_id
+        url, seen = self.url, None
         try:
-            with mapped_http_errors(f"POST {self.url}"):
-                async with self.client.stream(
-                    "POST", self.url, content=frame, headers=all_headers
-                ) as response:
-                    sid = response.headers.get("mcp-session-id")
-                    if sid is not None and self.session_id is None:
-                        self.session_id = sid
-                    await self._consume(response, request_id)
+            while True:  # a 307/308 to the same origin: the same POST to its Location
+                with mapped_http_errors(f"POST {url}"):
+                    async with self.client.stream(
+                        "POST", url, content=frame, headers=all_headers
+                    ) as response:
+                        status = response.status_code
+                        if status in REDIRECTS:
+                            location = response.headers.get("location")
+                            seen = seen or [url]
+                            url = redirect_target(f"POST {url}", status, location, seen)
+                            continue
+                        if seen is not None:  # the endpoint moved: later requests go there
+                            self.url = url
+                        sid = response.headers.get("mcp-session-id")
+                        if sid is not None and self.session_id is None:
+                            self.session_id = sid
+                        await self._consume(response, request_id)
+                        return
         except TransportError as exc:
             if request_id is None:
                 raise

@@ -16,12 +16,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, NamedTuple, Protocol
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from mcpgen._errors import (
     ConfigurationError,
     ConnectError,
     ConnectionClosedError,
+    HttpStatusError,
     TransportError,
     TransportTimeoutError,
 )
@@ -34,12 +35,15 @@ __all__ = [
     "Link",
     "LinkBase",
     "OnFailure",
+    "MAX_REDIRECTS",
     "OnMessage",
+    "REDIRECTS",
     "RequestId",
     "SseEvent",
     "endpoint_key",
     "httpx_client",
     "mapped_http_errors",
+    "redirect_target",
     "sse_events",
 ]
 
@@ -138,6 +142,43 @@ def endpoint_key(url: str) -> str:
     """An HTTP endpoint's key for the era verdict cache."""
     parts = urlsplit(url)
     return f"http:{parts.scheme}://{parts.netloc}{parts.path}"
+
+
+# Only the redirects that keep the method and the body are followed: re-sending a
+# JSON-RPC POST as a GET (301/302/303) would lose the request.
+REDIRECTS = frozenset({307, 308})
+MAX_REDIRECTS = 5
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme)
+
+
+def redirect_target(what: str, status: int, location: str | None, seen: list[str]) -> str:
+    """Where a 307/308 answer to a request sent to `seen[-1]` leads (appended to
+    `seen`). The hop is refused with an HttpStatusError naming the status and the
+    Location when it leaves the origin (scheme, host, port: credentials and headers
+    must not travel elsewhere), names nothing, loops, or is one too many."""
+    url = seen[-1]
+
+    def refused(why: str) -> HttpStatusError:
+        where = f" (to {location})" if location else ""
+        return HttpStatusError(f"{what} answered HTTP {status}{where}: {why}", status, "", location)
+
+    if not location:
+        raise refused("a redirect without a Location")
+    target = urljoin(url, location)
+    if _origin(target) != _origin(url):
+        raise refused("redirects are followed only to the same origin")
+    if target in seen:
+        raise refused("a redirect loop")
+    if len(seen) > MAX_REDIRECTS:
+        raise refused(f"more than {MAX_REDIRECTS} redirects")
+    seen.append(target)
+    return target
 
 
 class SseEvent(NamedTuple):
