@@ -16,6 +16,7 @@ from ruff.__main__ import find_ruff_bin  # type: ignore[import-untyped]
 
 from mcpgen_codegen.config import GenerationError, Pin
 from mcpgen_codegen.ir import AliasIR, FieldIR, ModuleIR, StructIR, T
+from mcpgen_codegen.lower import attr_name
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("mcpgen_codegen", "templates"),
@@ -90,6 +91,17 @@ def field_line(f: FieldIR) -> str:
     return f"{f.attr}: {annotation}"
 
 
+def tag_attr(s: StructIR) -> str:
+    """The read-only attribute that gives a tagged struct's tag: msgspec keeps the tag in
+    the class's config, not in a field, so the generated class exposes it as a property
+    (`block.type == "image"`), free per instance and typed as the tag's Literal."""
+    assert s.tag_field is not None
+    name = attr_name(s.tag_field)
+    if any(f.attr == name for f in s.fields):
+        raise GenerationError(f"{s.name}: the tag attribute {name!r} is also a field")
+    return name
+
+
 def _types(m: ModuleIR) -> Iterable[T]:
     def walk(t: T) -> Iterable[T]:
         yield t
@@ -108,8 +120,10 @@ def render_module(m: ModuleIR) -> str:
     typing_names = ["Final"]
     if "any" in kinds:
         typing_names.append("Any")
-    if "literal" in kinds or any(
-        s.fields and any(f.type.kind == "literal" for f in s.fields) for s in m.structs
+    if (
+        "literal" in kinds
+        or any(s.fields and any(f.type.kind == "literal" for f in s.fields) for s in m.structs)
+        or any(s.tag_field for s in m.structs)
     ):
         typing_names.append("Literal")
     if m.aliases:
@@ -161,6 +175,7 @@ def render_module(m: ModuleIR) -> str:
         all_names=all_names,
         doc=doc,
         field_line=field_line,
+        tag_attr=tag_attr,
     )
 
 

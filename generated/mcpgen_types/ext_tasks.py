@@ -249,6 +249,11 @@ class CancelledTask(MCPStruct, kw_only=True, tag_field="status", tag="cancelled"
     ttl_ms: int | None = msgspec.field(name="ttlMs")
     poll_interval_ms: int | UnsetType = msgspec.field(default=UNSET, name="pollIntervalMs")
 
+    @property
+    def status(self) -> Literal["cancelled"]:
+        """The `status` tag naming this variant on the wire (read-only)."""
+        return "cancelled"
+
 
 class CompletedTask(MCPStruct, kw_only=True, tag_field="status", tag="completed"):
     """`CompletedTask` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts"""
@@ -260,6 +265,11 @@ class CompletedTask(MCPStruct, kw_only=True, tag_field="status", tag="completed"
     ttl_ms: int | None = msgspec.field(name="ttlMs")
     poll_interval_ms: int | UnsetType = msgspec.field(default=UNSET, name="pollIntervalMs")
     result: dict[str, Any]
+
+    @property
+    def status(self) -> Literal["completed"]:
+        """The `status` tag naming this variant on the wire (read-only)."""
+        return "completed"
 
 
 class CreateTaskResult(MCPStruct, kw_only=True):
@@ -286,6 +296,11 @@ class FailedTask(MCPStruct, kw_only=True, tag_field="status", tag="failed"):
     ttl_ms: int | None = msgspec.field(name="ttlMs")
     poll_interval_ms: int | UnsetType = msgspec.field(default=UNSET, name="pollIntervalMs")
     error: Error
+
+    @property
+    def status(self) -> Literal["failed"]:
+        """The `status` tag naming this variant on the wire (read-only)."""
+        return "failed"
 
 
 class GetTaskRequest(MCPStruct, kw_only=True):
@@ -316,6 +331,11 @@ class GetTaskResultCancelled(MCPStruct, kw_only=True, tag_field="status", tag="c
     ttl_ms: int | None = msgspec.field(name="ttlMs")
     poll_interval_ms: int | UnsetType = msgspec.field(default=UNSET, name="pollIntervalMs")
 
+    @property
+    def status(self) -> Literal["cancelled"]:
+        """The `status` tag naming this variant on the wire (read-only)."""
+        return "cancelled"
+
 
 class GetTaskResultCompleted(MCPStruct, kw_only=True, tag_field="status", tag="completed"):
     """Inline object at `GetTaskResult` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts"""
@@ -329,6 +349,11 @@ class GetTaskResultCompleted(MCPStruct, kw_only=True, tag_field="status", tag="c
     ttl_ms: int | None = msgspec.field(name="ttlMs")
     poll_interval_ms: int | UnsetType = msgspec.field(default=UNSET, name="pollIntervalMs")
     result: dict[str, Any]
+
+    @property
+    def status(self) -> Literal["completed"]:
+        """The `status` tag naming this variant on the wire (read-only)."""
+        return "completed"
 
 
 class GetTaskResultFailed(MCPStruct, kw_only=True, tag_field="status", tag="failed"):
@@ -344,6 +369,11 @@ class GetTaskResultFailed(MCPStruct, kw_only=True, tag_field="status", tag="fail
     poll_interval_ms: int | UnsetType = msgspec.field(default=UNSET, name="pollIntervalMs")
     error: Error
 
+    @property
+    def status(self) -> Literal["failed"]:
+        """The `status` tag naming this variant on the wire (read-only)."""
+        return "failed"
+
 
 class GetTaskResultInputRequired(MCPStruct, kw_only=True, tag_field="status", tag="input_required"):
     """Inline object at `GetTaskResult` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts"""
@@ -358,6 +388,11 @@ class GetTaskResultInputRequired(MCPStruct, kw_only=True, tag_field="status", ta
     poll_interval_ms: int | UnsetType = msgspec.field(default=UNSET, name="pollIntervalMs")
     input_requests: InputRequests = msgspec.field(name="inputRequests")
 
+    @property
+    def status(self) -> Literal["input_required"]:
+        """The `status` tag naming this variant on the wire (read-only)."""
+        return "input_required"
+
 
 class GetTaskResultWorking(MCPStruct, kw_only=True, tag_field="status", tag="working"):
     """Inline object at `GetTaskResult` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts"""
@@ -371,6 +406,11 @@ class GetTaskResultWorking(MCPStruct, kw_only=True, tag_field="status", tag="wor
     ttl_ms: int | None = msgspec.field(name="ttlMs")
     poll_interval_ms: int | UnsetType = msgspec.field(default=UNSET, name="pollIntervalMs")
 
+    @property
+    def status(self) -> Literal["working"]:
+        """The `status` tag naming this variant on the wire (read-only)."""
+        return "working"
+
 
 class InputRequiredTask(MCPStruct, kw_only=True, tag_field="status", tag="input_required"):
     """`InputRequiredTask` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts"""
@@ -382,6 +422,11 @@ class InputRequiredTask(MCPStruct, kw_only=True, tag_field="status", tag="input_
     ttl_ms: int | None = msgspec.field(name="ttlMs")
     poll_interval_ms: int | UnsetType = msgspec.field(default=UNSET, name="pollIntervalMs")
     input_requests: InputRequests = msgspec.field(name="inputRequests")
+
+    @property
+    def status(self) -> Literal["input_required"]:
+        """The `status` tag naming this variant on the wire (read-only)."""
+        return "input_required"
 
 
 class SubscriptionFilter(MCPStruct, kw_only=True):
@@ -406,6 +451,11 @@ class SubscriptionsAcknowledgedNotification(
     jsonrpc: Literal["2.0"] = "2.0"
     params: SubscriptionsAcknowledgedNotificationParams
 
+    @property
+    def method(self) -> Literal["notifications/subscriptions/acknowledged"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/subscriptions/acknowledged"
+
 
 class SubscriptionsAcknowledgedNotificationParams(MCPStruct, kw_only=True):
     """`SubscriptionsAcknowledgedNotificationParams` of MCP 2026-07-28, holding this module's `SubscriptionFilter` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts"""
@@ -422,6 +472,11 @@ class SubscriptionsListenRequest(
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     params: SubscriptionsListenRequestParams
+
+    @property
+    def method(self) -> Literal["subscriptions/listen"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "subscriptions/listen"
 
 
 class SubscriptionsListenRequestParams(MCPStruct, kw_only=True):
@@ -464,6 +519,11 @@ class TaskStatusNotificationParamsCancelled(
     ttl_ms: int | None = msgspec.field(name="ttlMs")
     poll_interval_ms: int | UnsetType = msgspec.field(default=UNSET, name="pollIntervalMs")
 
+    @property
+    def status(self) -> Literal["cancelled"]:
+        """The `status` tag naming this variant on the wire (read-only)."""
+        return "cancelled"
+
 
 class TaskStatusNotificationParamsCompleted(
     MCPStruct, kw_only=True, tag_field="status", tag="completed"
@@ -479,6 +539,11 @@ class TaskStatusNotificationParamsCompleted(
     poll_interval_ms: int | UnsetType = msgspec.field(default=UNSET, name="pollIntervalMs")
     result: dict[str, Any]
 
+    @property
+    def status(self) -> Literal["completed"]:
+        """The `status` tag naming this variant on the wire (read-only)."""
+        return "completed"
+
 
 class TaskStatusNotificationParamsFailed(MCPStruct, kw_only=True, tag_field="status", tag="failed"):
     """Inline object at `TaskStatusNotificationParams` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts"""
@@ -491,6 +556,11 @@ class TaskStatusNotificationParamsFailed(MCPStruct, kw_only=True, tag_field="sta
     ttl_ms: int | None = msgspec.field(name="ttlMs")
     poll_interval_ms: int | UnsetType = msgspec.field(default=UNSET, name="pollIntervalMs")
     error: Error
+
+    @property
+    def status(self) -> Literal["failed"]:
+        """The `status` tag naming this variant on the wire (read-only)."""
+        return "failed"
 
 
 class TaskStatusNotificationParamsInputRequired(
@@ -507,6 +577,11 @@ class TaskStatusNotificationParamsInputRequired(
     poll_interval_ms: int | UnsetType = msgspec.field(default=UNSET, name="pollIntervalMs")
     input_requests: InputRequests = msgspec.field(name="inputRequests")
 
+    @property
+    def status(self) -> Literal["input_required"]:
+        """The `status` tag naming this variant on the wire (read-only)."""
+        return "input_required"
+
 
 class TaskStatusNotificationParamsWorking(
     MCPStruct, kw_only=True, tag_field="status", tag="working"
@@ -520,6 +595,11 @@ class TaskStatusNotificationParamsWorking(
     last_updated_at: str = msgspec.field(name="lastUpdatedAt")
     ttl_ms: int | None = msgspec.field(name="ttlMs")
     poll_interval_ms: int | UnsetType = msgspec.field(default=UNSET, name="pollIntervalMs")
+
+    @property
+    def status(self) -> Literal["working"]:
+        """The `status` tag naming this variant on the wire (read-only)."""
+        return "working"
 
 
 class TaskSubscriptionAcknowledgedNotifications(MCPStruct, kw_only=True):
@@ -571,6 +651,11 @@ class WorkingTask(MCPStruct, kw_only=True, tag_field="status", tag="working"):
     last_updated_at: str = msgspec.field(name="lastUpdatedAt")
     ttl_ms: int | None = msgspec.field(name="ttlMs")
     poll_interval_ms: int | UnsetType = msgspec.field(default=UNSET, name="pollIntervalMs")
+
+    @property
+    def status(self) -> Literal["working"]:
+        """The `status` tag naming this variant on the wire (read-only)."""
+        return "working"
 
 
 #: `DetailedTask` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts

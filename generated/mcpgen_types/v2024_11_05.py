@@ -185,6 +185,11 @@ class CallToolRequest(MCPStruct, kw_only=True, tag_field="method", tag="tools/ca
 
     params: CallToolRequestParams
 
+    @property
+    def method(self) -> Literal["tools/call"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "tools/call"
+
 
 class CallToolRequestParams(MCPStruct, kw_only=True):
     """Inline object at `CallToolRequest.params` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#calltoolrequest"""
@@ -207,6 +212,11 @@ class CancelledNotification(
     """`CancelledNotification` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#cancellednotification"""
 
     params: CancelledNotificationParams
+
+    @property
+    def method(self) -> Literal["notifications/cancelled"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/cancelled"
 
 
 class CancelledNotificationParams(MCPStruct, kw_only=True):
@@ -234,6 +244,11 @@ class CompleteRequest(MCPStruct, kw_only=True, tag_field="method", tag="completi
     """`CompleteRequest` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#completerequest"""
 
     params: CompleteRequestParams
+
+    @property
+    def method(self) -> Literal["completion/complete"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "completion/complete"
 
 
 class CompleteRequestParams(MCPStruct, kw_only=True):
@@ -272,6 +287,11 @@ class CreateMessageRequest(
 
     params: CreateMessageRequestParams
 
+    @property
+    def method(self) -> Literal["sampling/createMessage"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "sampling/createMessage"
+
 
 class CreateMessageRequestParams(MCPStruct, kw_only=True):
     """Inline object at `CreateMessageRequest.params` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#createmessagerequest"""
@@ -306,6 +326,11 @@ class EmbeddedResource(MCPStruct, kw_only=True, tag_field="type", tag="resource"
     annotations: EmbeddedResourceAnnotations | UnsetType = UNSET
     resource: ResourceContentsVariant
 
+    @property
+    def type(self) -> Literal["resource"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "resource"
+
 
 class EmbeddedResourceAnnotations(MCPStruct, kw_only=True):
     """Inline object at `EmbeddedResource.annotations` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#embeddedresource"""
@@ -318,6 +343,11 @@ class GetPromptRequest(MCPStruct, kw_only=True, tag_field="method", tag="prompts
     """`GetPromptRequest` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#getpromptrequest"""
 
     params: GetPromptRequestParams
+
+    @property
+    def method(self) -> Literal["prompts/get"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "prompts/get"
 
 
 class GetPromptRequestParams(MCPStruct, kw_only=True):
@@ -342,6 +372,11 @@ class ImageContent(MCPStruct, kw_only=True, tag_field="type", tag="image"):
     data: str
     mime_type: str = msgspec.field(name="mimeType")
 
+    @property
+    def type(self) -> Literal["image"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "image"
+
 
 class ImageContentAnnotations(MCPStruct, kw_only=True):
     """Inline object at `ImageContent.annotations` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#imagecontent"""
@@ -361,6 +396,11 @@ class InitializeRequest(MCPStruct, kw_only=True, tag_field="method", tag="initia
     """`InitializeRequest` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#initializerequest"""
 
     params: InitializeRequestParams
+
+    @property
+    def method(self) -> Literal["initialize"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "initialize"
 
 
 class InitializeRequestParams(MCPStruct, kw_only=True):
@@ -387,6 +427,11 @@ class InitializedNotification(
     """`InitializedNotification` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#initializednotification"""
 
     params: InitializedNotificationParams | UnsetType = UNSET
+
+    @property
+    def method(self) -> Literal["notifications/initialized"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/initialized"
 
 
 class InitializedNotificationParams(MCPStruct, kw_only=True):
@@ -453,6 +498,11 @@ class ListPromptsRequest(MCPStruct, kw_only=True, tag_field="method", tag="promp
 
     params: ListPromptsRequestParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["prompts/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "prompts/list"
+
 
 class ListPromptsRequestParams(MCPStruct, kw_only=True):
     """Inline object at `ListPromptsRequest.params` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#listpromptsrequest"""
@@ -475,6 +525,11 @@ class ListResourceTemplatesRequest(
 
     params: ListResourceTemplatesRequestParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["resources/templates/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "resources/templates/list"
+
 
 class ListResourceTemplatesRequestParams(MCPStruct, kw_only=True):
     """Inline object at `ListResourceTemplatesRequest.params` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#listresourcetemplatesrequest"""
@@ -494,6 +549,11 @@ class ListResourcesRequest(MCPStruct, kw_only=True, tag_field="method", tag="res
     """`ListResourcesRequest` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#listresourcesrequest"""
 
     params: ListResourcesRequestParams | UnsetType = UNSET
+
+    @property
+    def method(self) -> Literal["resources/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "resources/list"
 
 
 class ListResourcesRequestParams(MCPStruct, kw_only=True):
@@ -515,6 +575,11 @@ class ListRootsRequest(MCPStruct, kw_only=True, tag_field="method", tag="roots/l
 
     params: ListRootsRequestParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["roots/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "roots/list"
+
 
 class ListRootsRequestParams(MCPStruct, kw_only=True):
     """Inline object at `ListRootsRequest.params` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#listrootsrequest"""
@@ -533,6 +598,11 @@ class ListToolsRequest(MCPStruct, kw_only=True, tag_field="method", tag="tools/l
     """`ListToolsRequest` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#listtoolsrequest"""
 
     params: ListToolsRequestParams | UnsetType = UNSET
+
+    @property
+    def method(self) -> Literal["tools/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "tools/list"
 
 
 class ListToolsRequestParams(MCPStruct, kw_only=True):
@@ -555,6 +625,11 @@ class LoggingMessageNotification(
     """`LoggingMessageNotification` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#loggingmessagenotification"""
 
     params: LoggingMessageNotificationParams
+
+    @property
+    def method(self) -> Literal["notifications/message"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/message"
 
 
 class LoggingMessageNotificationParams(MCPStruct, kw_only=True):
@@ -620,6 +695,11 @@ class PingRequest(MCPStruct, kw_only=True, tag_field="method", tag="ping"):
 
     params: PingRequestParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["ping"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "ping"
+
 
 class PingRequestParams(MCPStruct, kw_only=True):
     """Inline object at `PingRequest.params` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#pingrequest"""
@@ -633,6 +713,11 @@ class ProgressNotification(
     """`ProgressNotification` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#progressnotification"""
 
     params: ProgressNotificationParams
+
+    @property
+    def method(self) -> Literal["notifications/progress"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/progress"
 
 
 class ProgressNotificationParams(MCPStruct, kw_only=True):
@@ -666,6 +751,11 @@ class PromptListChangedNotification(
 
     params: PromptListChangedNotificationParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["notifications/prompts/list_changed"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/prompts/list_changed"
+
 
 class PromptListChangedNotificationParams(MCPStruct, kw_only=True):
     """Inline object at `PromptListChangedNotification.params` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#promptlistchangednotification"""
@@ -685,11 +775,21 @@ class PromptReference(MCPStruct, kw_only=True, tag_field="type", tag="ref/prompt
 
     name: str
 
+    @property
+    def type(self) -> Literal["ref/prompt"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "ref/prompt"
+
 
 class ReadResourceRequest(MCPStruct, kw_only=True, tag_field="method", tag="resources/read"):
     """`ReadResourceRequest` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#readresourcerequest"""
 
     params: ReadResourceRequestParams
+
+    @property
+    def method(self) -> Literal["resources/read"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "resources/read"
 
 
 class ReadResourceRequestParams(MCPStruct, kw_only=True):
@@ -759,6 +859,11 @@ class ResourceListChangedNotification(
 
     params: ResourceListChangedNotificationParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["notifications/resources/list_changed"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/resources/list_changed"
+
 
 class ResourceListChangedNotificationParams(MCPStruct, kw_only=True):
     """Inline object at `ResourceListChangedNotification.params` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourcelistchangednotification"""
@@ -770,6 +875,11 @@ class ResourceReference(MCPStruct, kw_only=True, tag_field="type", tag="ref/reso
     """`ResourceReference` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourcereference"""
 
     uri: str
+
+    @property
+    def type(self) -> Literal["ref/resource"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "ref/resource"
 
 
 class ResourceTemplate(MCPStruct, kw_only=True):
@@ -795,6 +905,11 @@ class ResourceUpdatedNotification(
     """`ResourceUpdatedNotification` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourceupdatednotification"""
 
     params: ResourceUpdatedNotificationParams
+
+    @property
+    def method(self) -> Literal["notifications/resources/updated"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/resources/updated"
 
 
 class ResourceUpdatedNotificationParams(MCPStruct, kw_only=True):
@@ -822,6 +937,11 @@ class RootsListChangedNotification(
     """`RootsListChangedNotification` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#rootslistchangednotification"""
 
     params: RootsListChangedNotificationParams | UnsetType = UNSET
+
+    @property
+    def method(self) -> Literal["notifications/roots/list_changed"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/roots/list_changed"
 
 
 class RootsListChangedNotificationParams(MCPStruct, kw_only=True):
@@ -871,6 +991,11 @@ class SetLevelRequest(MCPStruct, kw_only=True, tag_field="method", tag="logging/
 
     params: SetLevelRequestParams
 
+    @property
+    def method(self) -> Literal["logging/setLevel"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "logging/setLevel"
+
 
 class SetLevelRequestParams(MCPStruct, kw_only=True):
     """Inline object at `SetLevelRequest.params` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#setlevelrequest"""
@@ -882,6 +1007,11 @@ class SubscribeRequest(MCPStruct, kw_only=True, tag_field="method", tag="resourc
     """`SubscribeRequest` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#subscriberequest"""
 
     params: SubscribeRequestParams
+
+    @property
+    def method(self) -> Literal["resources/subscribe"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "resources/subscribe"
 
 
 class SubscribeRequestParams(MCPStruct, kw_only=True):
@@ -895,6 +1025,11 @@ class TextContent(MCPStruct, kw_only=True, tag_field="type", tag="text"):
 
     annotations: TextContentAnnotations | UnsetType = UNSET
     text: str
+
+    @property
+    def type(self) -> Literal["text"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "text"
 
 
 class TextContentAnnotations(MCPStruct, kw_only=True):
@@ -927,6 +1062,11 @@ class ToolListChangedNotification(
 
     params: ToolListChangedNotificationParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["notifications/tools/list_changed"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/tools/list_changed"
+
 
 class ToolListChangedNotificationParams(MCPStruct, kw_only=True):
     """Inline object at `ToolListChangedNotification.params` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#toollistchangednotification"""
@@ -938,6 +1078,11 @@ class UnsubscribeRequest(MCPStruct, kw_only=True, tag_field="method", tag="resou
     """`UnsubscribeRequest` in MCP 2024-11-05: https://modelcontextprotocol.io/specification/2024-11-05/schema#unsubscriberequest"""
 
     params: UnsubscribeRequestParams
+
+    @property
+    def method(self) -> Literal["resources/unsubscribe"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "resources/unsubscribe"
 
 
 class UnsubscribeRequestParams(MCPStruct, kw_only=True):

@@ -173,6 +173,11 @@ class AudioContent(MCPStruct, kw_only=True, tag_field="type", tag="audio"):
     data: str
     mime_type: str = msgspec.field(name="mimeType")
 
+    @property
+    def type(self) -> Literal["audio"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "audio"
+
 
 class BlobResourceContents(MCPStruct, kw_only=True):
     """`BlobResourceContents` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#blobresourcecontents"""
@@ -186,6 +191,11 @@ class CallToolRequest(MCPStruct, kw_only=True, tag_field="method", tag="tools/ca
     """`CallToolRequest` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#calltoolrequest"""
 
     params: CallToolRequestParams
+
+    @property
+    def method(self) -> Literal["tools/call"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "tools/call"
 
 
 class CallToolRequestParams(MCPStruct, kw_only=True):
@@ -209,6 +219,11 @@ class CancelledNotification(
     """`CancelledNotification` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#cancellednotification"""
 
     params: CancelledNotificationParams
+
+    @property
+    def method(self) -> Literal["notifications/cancelled"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/cancelled"
 
 
 class CancelledNotificationParams(MCPStruct, kw_only=True):
@@ -236,6 +251,11 @@ class CompleteRequest(MCPStruct, kw_only=True, tag_field="method", tag="completi
     """`CompleteRequest` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#completerequest"""
 
     params: CompleteRequestParams
+
+    @property
+    def method(self) -> Literal["completion/complete"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "completion/complete"
 
 
 class CompleteRequestParams(MCPStruct, kw_only=True):
@@ -274,6 +294,11 @@ class CreateMessageRequest(
 
     params: CreateMessageRequestParams
 
+    @property
+    def method(self) -> Literal["sampling/createMessage"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "sampling/createMessage"
+
 
 class CreateMessageRequestParams(MCPStruct, kw_only=True):
     """Inline object at `CreateMessageRequest.params` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#createmessagerequest"""
@@ -308,11 +333,21 @@ class EmbeddedResource(MCPStruct, kw_only=True, tag_field="type", tag="resource"
     annotations: Annotations | UnsetType = UNSET
     resource: ResourceContentsVariant
 
+    @property
+    def type(self) -> Literal["resource"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "resource"
+
 
 class GetPromptRequest(MCPStruct, kw_only=True, tag_field="method", tag="prompts/get"):
     """`GetPromptRequest` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#getpromptrequest"""
 
     params: GetPromptRequestParams
+
+    @property
+    def method(self) -> Literal["prompts/get"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "prompts/get"
 
 
 class GetPromptRequestParams(MCPStruct, kw_only=True):
@@ -337,6 +372,11 @@ class ImageContent(MCPStruct, kw_only=True, tag_field="type", tag="image"):
     data: str
     mime_type: str = msgspec.field(name="mimeType")
 
+    @property
+    def type(self) -> Literal["image"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "image"
+
 
 class Implementation(MCPStruct, kw_only=True):
     """`Implementation` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#implementation"""
@@ -349,6 +389,11 @@ class InitializeRequest(MCPStruct, kw_only=True, tag_field="method", tag="initia
     """`InitializeRequest` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#initializerequest"""
 
     params: InitializeRequestParams
+
+    @property
+    def method(self) -> Literal["initialize"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "initialize"
 
 
 class InitializeRequestParams(MCPStruct, kw_only=True):
@@ -375,6 +420,11 @@ class InitializedNotification(
     """`InitializedNotification` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#initializednotification"""
 
     params: InitializedNotificationParams | UnsetType = UNSET
+
+    @property
+    def method(self) -> Literal["notifications/initialized"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/initialized"
 
 
 class InitializedNotificationParams(MCPStruct, kw_only=True):
@@ -459,6 +509,11 @@ class ListPromptsRequest(MCPStruct, kw_only=True, tag_field="method", tag="promp
 
     params: ListPromptsRequestParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["prompts/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "prompts/list"
+
 
 class ListPromptsRequestParams(MCPStruct, kw_only=True):
     """Inline object at `ListPromptsRequest.params` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#listpromptsrequest"""
@@ -481,6 +536,11 @@ class ListResourceTemplatesRequest(
 
     params: ListResourceTemplatesRequestParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["resources/templates/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "resources/templates/list"
+
 
 class ListResourceTemplatesRequestParams(MCPStruct, kw_only=True):
     """Inline object at `ListResourceTemplatesRequest.params` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#listresourcetemplatesrequest"""
@@ -500,6 +560,11 @@ class ListResourcesRequest(MCPStruct, kw_only=True, tag_field="method", tag="res
     """`ListResourcesRequest` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#listresourcesrequest"""
 
     params: ListResourcesRequestParams | UnsetType = UNSET
+
+    @property
+    def method(self) -> Literal["resources/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "resources/list"
 
 
 class ListResourcesRequestParams(MCPStruct, kw_only=True):
@@ -521,6 +586,11 @@ class ListRootsRequest(MCPStruct, kw_only=True, tag_field="method", tag="roots/l
 
     params: ListRootsRequestParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["roots/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "roots/list"
+
 
 class ListRootsRequestParams(MCPStruct, kw_only=True):
     """Inline object at `ListRootsRequest.params` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#listrootsrequest"""
@@ -539,6 +609,11 @@ class ListToolsRequest(MCPStruct, kw_only=True, tag_field="method", tag="tools/l
     """`ListToolsRequest` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#listtoolsrequest"""
 
     params: ListToolsRequestParams | UnsetType = UNSET
+
+    @property
+    def method(self) -> Literal["tools/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "tools/list"
 
 
 class ListToolsRequestParams(MCPStruct, kw_only=True):
@@ -561,6 +636,11 @@ class LoggingMessageNotification(
     """`LoggingMessageNotification` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#loggingmessagenotification"""
 
     params: LoggingMessageNotificationParams
+
+    @property
+    def method(self) -> Literal["notifications/message"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/message"
 
 
 class LoggingMessageNotificationParams(MCPStruct, kw_only=True):
@@ -626,6 +706,11 @@ class PingRequest(MCPStruct, kw_only=True, tag_field="method", tag="ping"):
 
     params: PingRequestParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["ping"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "ping"
+
 
 class PingRequestParams(MCPStruct, kw_only=True):
     """Inline object at `PingRequest.params` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#pingrequest"""
@@ -639,6 +724,11 @@ class ProgressNotification(
     """`ProgressNotification` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#progressnotification"""
 
     params: ProgressNotificationParams
+
+    @property
+    def method(self) -> Literal["notifications/progress"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/progress"
 
 
 class ProgressNotificationParams(MCPStruct, kw_only=True):
@@ -673,6 +763,11 @@ class PromptListChangedNotification(
 
     params: PromptListChangedNotificationParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["notifications/prompts/list_changed"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/prompts/list_changed"
+
 
 class PromptListChangedNotificationParams(MCPStruct, kw_only=True):
     """Inline object at `PromptListChangedNotification.params` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#promptlistchangednotification"""
@@ -692,11 +787,21 @@ class PromptReference(MCPStruct, kw_only=True, tag_field="type", tag="ref/prompt
 
     name: str
 
+    @property
+    def type(self) -> Literal["ref/prompt"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "ref/prompt"
+
 
 class ReadResourceRequest(MCPStruct, kw_only=True, tag_field="method", tag="resources/read"):
     """`ReadResourceRequest` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#readresourcerequest"""
 
     params: ReadResourceRequestParams
+
+    @property
+    def method(self) -> Literal["resources/read"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "resources/read"
 
 
 class ReadResourceRequestParams(MCPStruct, kw_only=True):
@@ -759,6 +864,11 @@ class ResourceListChangedNotification(
 
     params: ResourceListChangedNotificationParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["notifications/resources/list_changed"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/resources/list_changed"
+
 
 class ResourceListChangedNotificationParams(MCPStruct, kw_only=True):
     """Inline object at `ResourceListChangedNotification.params` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#resourcelistchangednotification"""
@@ -770,6 +880,11 @@ class ResourceReference(MCPStruct, kw_only=True, tag_field="type", tag="ref/reso
     """`ResourceReference` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#resourcereference"""
 
     uri: str
+
+    @property
+    def type(self) -> Literal["ref/resource"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "ref/resource"
 
 
 class ResourceTemplate(MCPStruct, kw_only=True):
@@ -788,6 +903,11 @@ class ResourceUpdatedNotification(
     """`ResourceUpdatedNotification` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#resourceupdatednotification"""
 
     params: ResourceUpdatedNotificationParams
+
+    @property
+    def method(self) -> Literal["notifications/resources/updated"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/resources/updated"
 
 
 class ResourceUpdatedNotificationParams(MCPStruct, kw_only=True):
@@ -815,6 +935,11 @@ class RootsListChangedNotification(
     """`RootsListChangedNotification` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#rootslistchangednotification"""
 
     params: RootsListChangedNotificationParams | UnsetType = UNSET
+
+    @property
+    def method(self) -> Literal["notifications/roots/list_changed"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/roots/list_changed"
 
 
 class RootsListChangedNotificationParams(MCPStruct, kw_only=True):
@@ -865,6 +990,11 @@ class SetLevelRequest(MCPStruct, kw_only=True, tag_field="method", tag="logging/
 
     params: SetLevelRequestParams
 
+    @property
+    def method(self) -> Literal["logging/setLevel"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "logging/setLevel"
+
 
 class SetLevelRequestParams(MCPStruct, kw_only=True):
     """Inline object at `SetLevelRequest.params` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#setlevelrequest"""
@@ -876,6 +1006,11 @@ class SubscribeRequest(MCPStruct, kw_only=True, tag_field="method", tag="resourc
     """`SubscribeRequest` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#subscriberequest"""
 
     params: SubscribeRequestParams
+
+    @property
+    def method(self) -> Literal["resources/subscribe"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "resources/subscribe"
 
 
 class SubscribeRequestParams(MCPStruct, kw_only=True):
@@ -889,6 +1024,11 @@ class TextContent(MCPStruct, kw_only=True, tag_field="type", tag="text"):
 
     annotations: Annotations | UnsetType = UNSET
     text: str
+
+    @property
+    def type(self) -> Literal["text"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "text"
 
 
 class TextResourceContents(MCPStruct, kw_only=True):
@@ -925,6 +1065,11 @@ class ToolListChangedNotification(
 
     params: ToolListChangedNotificationParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["notifications/tools/list_changed"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/tools/list_changed"
+
 
 class ToolListChangedNotificationParams(MCPStruct, kw_only=True):
     """Inline object at `ToolListChangedNotification.params` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#toollistchangednotification"""
@@ -936,6 +1081,11 @@ class UnsubscribeRequest(MCPStruct, kw_only=True, tag_field="method", tag="resou
     """`UnsubscribeRequest` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#unsubscriberequest"""
 
     params: UnsubscribeRequestParams
+
+    @property
+    def method(self) -> Literal["resources/unsubscribe"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "resources/unsubscribe"
 
 
 class UnsubscribeRequestParams(MCPStruct, kw_only=True):

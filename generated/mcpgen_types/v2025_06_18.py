@@ -184,6 +184,11 @@ class AudioContent(MCPStruct, kw_only=True, tag_field="type", tag="audio"):
     data: str
     mime_type: str = msgspec.field(name="mimeType")
 
+    @property
+    def type(self) -> Literal["audio"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "audio"
+
 
 class BaseMetadata(MCPStruct, kw_only=True):
     """`BaseMetadata` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#basemetadata"""
@@ -215,6 +220,11 @@ class CallToolRequest(MCPStruct, kw_only=True, tag_field="method", tag="tools/ca
 
     params: CallToolRequestParams
 
+    @property
+    def method(self) -> Literal["tools/call"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "tools/call"
+
 
 class CallToolRequestParams(MCPStruct, kw_only=True):
     """Inline object at `CallToolRequest.params` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#calltoolrequest"""
@@ -240,6 +250,11 @@ class CancelledNotification(
     """`CancelledNotification` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#cancellednotification"""
 
     params: CancelledNotificationParams
+
+    @property
+    def method(self) -> Literal["notifications/cancelled"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/cancelled"
 
 
 class CancelledNotificationParams(MCPStruct, kw_only=True):
@@ -268,6 +283,11 @@ class CompleteRequest(MCPStruct, kw_only=True, tag_field="method", tag="completi
     """`CompleteRequest` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#completerequest"""
 
     params: CompleteRequestParams
+
+    @property
+    def method(self) -> Literal["completion/complete"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "completion/complete"
 
 
 class CompleteRequestParams(MCPStruct, kw_only=True):
@@ -313,6 +333,11 @@ class CreateMessageRequest(
 
     params: CreateMessageRequestParams
 
+    @property
+    def method(self) -> Literal["sampling/createMessage"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "sampling/createMessage"
+
 
 class CreateMessageRequestParams(MCPStruct, kw_only=True):
     """Inline object at `CreateMessageRequest.params` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#createmessagerequest"""
@@ -346,6 +371,11 @@ class ElicitRequest(MCPStruct, kw_only=True, tag_field="method", tag="elicitatio
 
     params: ElicitRequestParams
 
+    @property
+    def method(self) -> Literal["elicitation/create"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "elicitation/create"
+
 
 class ElicitRequestParams(MCPStruct, kw_only=True):
     """Inline object at `ElicitRequest.params` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#elicitrequest"""
@@ -377,6 +407,11 @@ class EmbeddedResource(MCPStruct, kw_only=True, tag_field="type", tag="resource"
     annotations: Annotations | UnsetType = UNSET
     resource: ResourceContentsVariant
 
+    @property
+    def type(self) -> Literal["resource"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "resource"
+
 
 class EnumSchema(MCPStruct, kw_only=True):
     """`EnumSchema` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#enumschema"""
@@ -392,6 +427,11 @@ class GetPromptRequest(MCPStruct, kw_only=True, tag_field="method", tag="prompts
     """`GetPromptRequest` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#getpromptrequest"""
 
     params: GetPromptRequestParams
+
+    @property
+    def method(self) -> Literal["prompts/get"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "prompts/get"
 
 
 class GetPromptRequestParams(MCPStruct, kw_only=True):
@@ -417,6 +457,11 @@ class ImageContent(MCPStruct, kw_only=True, tag_field="type", tag="image"):
     data: str
     mime_type: str = msgspec.field(name="mimeType")
 
+    @property
+    def type(self) -> Literal["image"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "image"
+
 
 class Implementation(MCPStruct, kw_only=True):
     """`Implementation` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#implementation"""
@@ -430,6 +475,11 @@ class InitializeRequest(MCPStruct, kw_only=True, tag_field="method", tag="initia
     """`InitializeRequest` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#initializerequest"""
 
     params: InitializeRequestParams
+
+    @property
+    def method(self) -> Literal["initialize"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "initialize"
 
 
 class InitializeRequestParams(MCPStruct, kw_only=True):
@@ -456,6 +506,11 @@ class InitializedNotification(
     """`InitializedNotification` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#initializednotification"""
 
     params: InitializedNotificationParams | UnsetType = UNSET
+
+    @property
+    def method(self) -> Literal["notifications/initialized"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/initialized"
 
 
 class InitializedNotificationParams(MCPStruct, kw_only=True):
@@ -522,6 +577,11 @@ class ListPromptsRequest(MCPStruct, kw_only=True, tag_field="method", tag="promp
 
     params: ListPromptsRequestParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["prompts/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "prompts/list"
+
 
 class ListPromptsRequestParams(MCPStruct, kw_only=True):
     """Inline object at `ListPromptsRequest.params` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#listpromptsrequest"""
@@ -544,6 +604,11 @@ class ListResourceTemplatesRequest(
 
     params: ListResourceTemplatesRequestParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["resources/templates/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "resources/templates/list"
+
 
 class ListResourceTemplatesRequestParams(MCPStruct, kw_only=True):
     """Inline object at `ListResourceTemplatesRequest.params` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#listresourcetemplatesrequest"""
@@ -563,6 +628,11 @@ class ListResourcesRequest(MCPStruct, kw_only=True, tag_field="method", tag="res
     """`ListResourcesRequest` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#listresourcesrequest"""
 
     params: ListResourcesRequestParams | UnsetType = UNSET
+
+    @property
+    def method(self) -> Literal["resources/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "resources/list"
 
 
 class ListResourcesRequestParams(MCPStruct, kw_only=True):
@@ -584,6 +654,11 @@ class ListRootsRequest(MCPStruct, kw_only=True, tag_field="method", tag="roots/l
 
     params: ListRootsRequestParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["roots/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "roots/list"
+
 
 class ListRootsRequestParams(MCPStruct, kw_only=True):
     """Inline object at `ListRootsRequest.params` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#listrootsrequest"""
@@ -602,6 +677,11 @@ class ListToolsRequest(MCPStruct, kw_only=True, tag_field="method", tag="tools/l
     """`ListToolsRequest` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#listtoolsrequest"""
 
     params: ListToolsRequestParams | UnsetType = UNSET
+
+    @property
+    def method(self) -> Literal["tools/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "tools/list"
 
 
 class ListToolsRequestParams(MCPStruct, kw_only=True):
@@ -624,6 +704,11 @@ class LoggingMessageNotification(
     """`LoggingMessageNotification` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#loggingmessagenotification"""
 
     params: LoggingMessageNotificationParams
+
+    @property
+    def method(self) -> Literal["notifications/message"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/message"
 
 
 class LoggingMessageNotificationParams(MCPStruct, kw_only=True):
@@ -699,6 +784,11 @@ class PingRequest(MCPStruct, kw_only=True, tag_field="method", tag="ping"):
 
     params: PingRequestParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["ping"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "ping"
+
 
 class PingRequestParams(MCPStruct, kw_only=True):
     """Inline object at `PingRequest.params` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#pingrequest"""
@@ -712,6 +802,11 @@ class ProgressNotification(
     """`ProgressNotification` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#progressnotification"""
 
     params: ProgressNotificationParams
+
+    @property
+    def method(self) -> Literal["notifications/progress"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/progress"
 
 
 class ProgressNotificationParams(MCPStruct, kw_only=True):
@@ -749,6 +844,11 @@ class PromptListChangedNotification(
 
     params: PromptListChangedNotificationParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["notifications/prompts/list_changed"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/prompts/list_changed"
+
 
 class PromptListChangedNotificationParams(MCPStruct, kw_only=True):
     """Inline object at `PromptListChangedNotification.params` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#promptlistchangednotification"""
@@ -769,11 +869,21 @@ class PromptReference(MCPStruct, kw_only=True, tag_field="type", tag="ref/prompt
     name: str
     title: str | UnsetType = UNSET
 
+    @property
+    def type(self) -> Literal["ref/prompt"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "ref/prompt"
+
 
 class ReadResourceRequest(MCPStruct, kw_only=True, tag_field="method", tag="resources/read"):
     """`ReadResourceRequest` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#readresourcerequest"""
 
     params: ReadResourceRequestParams
+
+    @property
+    def method(self) -> Literal["resources/read"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "resources/read"
 
 
 class ReadResourceRequestParams(MCPStruct, kw_only=True):
@@ -845,6 +955,11 @@ class ResourceLink(MCPStruct, kw_only=True, tag_field="type", tag="resource_link
     title: str | UnsetType = UNSET
     uri: str
 
+    @property
+    def type(self) -> Literal["resource_link"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "resource_link"
+
 
 class ResourceListChangedNotification(
     MCPStruct, kw_only=True, tag_field="method", tag="notifications/resources/list_changed"
@@ -852,6 +967,11 @@ class ResourceListChangedNotification(
     """`ResourceListChangedNotification` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourcelistchangednotification"""
 
     params: ResourceListChangedNotificationParams | UnsetType = UNSET
+
+    @property
+    def method(self) -> Literal["notifications/resources/list_changed"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/resources/list_changed"
 
 
 class ResourceListChangedNotificationParams(MCPStruct, kw_only=True):
@@ -877,6 +997,11 @@ class ResourceTemplateReference(MCPStruct, kw_only=True, tag_field="type", tag="
 
     uri: str
 
+    @property
+    def type(self) -> Literal["ref/resource"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "ref/resource"
+
 
 class ResourceUpdatedNotification(
     MCPStruct, kw_only=True, tag_field="method", tag="notifications/resources/updated"
@@ -884,6 +1009,11 @@ class ResourceUpdatedNotification(
     """`ResourceUpdatedNotification` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourceupdatednotification"""
 
     params: ResourceUpdatedNotificationParams
+
+    @property
+    def method(self) -> Literal["notifications/resources/updated"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/resources/updated"
 
 
 class ResourceUpdatedNotificationParams(MCPStruct, kw_only=True):
@@ -912,6 +1042,11 @@ class RootsListChangedNotification(
     """`RootsListChangedNotification` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#rootslistchangednotification"""
 
     params: RootsListChangedNotificationParams | UnsetType = UNSET
+
+    @property
+    def method(self) -> Literal["notifications/roots/list_changed"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/roots/list_changed"
 
 
 class RootsListChangedNotificationParams(MCPStruct, kw_only=True):
@@ -962,6 +1097,11 @@ class SetLevelRequest(MCPStruct, kw_only=True, tag_field="method", tag="logging/
 
     params: SetLevelRequestParams
 
+    @property
+    def method(self) -> Literal["logging/setLevel"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "logging/setLevel"
+
 
 class SetLevelRequestParams(MCPStruct, kw_only=True):
     """Inline object at `SetLevelRequest.params` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#setlevelrequest"""
@@ -985,6 +1125,11 @@ class SubscribeRequest(MCPStruct, kw_only=True, tag_field="method", tag="resourc
 
     params: SubscribeRequestParams
 
+    @property
+    def method(self) -> Literal["resources/subscribe"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "resources/subscribe"
+
 
 class SubscribeRequestParams(MCPStruct, kw_only=True):
     """Inline object at `SubscribeRequest.params` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#subscriberequest"""
@@ -998,6 +1143,11 @@ class TextContent(MCPStruct, kw_only=True, tag_field="type", tag="text"):
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
     annotations: Annotations | UnsetType = UNSET
     text: str
+
+    @property
+    def type(self) -> Literal["text"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "text"
 
 
 class TextResourceContents(MCPStruct, kw_only=True):
@@ -1038,6 +1188,11 @@ class ToolListChangedNotification(
 
     params: ToolListChangedNotificationParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["notifications/tools/list_changed"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/tools/list_changed"
+
 
 class ToolListChangedNotificationParams(MCPStruct, kw_only=True):
     """Inline object at `ToolListChangedNotification.params` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#toollistchangednotification"""
@@ -1049,6 +1204,11 @@ class UnsubscribeRequest(MCPStruct, kw_only=True, tag_field="method", tag="resou
     """`UnsubscribeRequest` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#unsubscriberequest"""
 
     params: UnsubscribeRequestParams
+
+    @property
+    def method(self) -> Literal["resources/unsubscribe"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "resources/unsubscribe"
 
 
 class UnsubscribeRequestParams(MCPStruct, kw_only=True):

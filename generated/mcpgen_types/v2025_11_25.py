@@ -227,6 +227,11 @@ class AudioContent(MCPStruct, kw_only=True, tag_field="type", tag="audio"):
     data: str
     mime_type: str = msgspec.field(name="mimeType")
 
+    @property
+    def type(self) -> Literal["audio"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "audio"
+
 
 class BaseMetadata(MCPStruct, kw_only=True):
     """`BaseMetadata` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#basemetadata"""
@@ -260,6 +265,11 @@ class CallToolRequest(MCPStruct, kw_only=True, tag_field="method", tag="tools/ca
     jsonrpc: Literal["2.0"] = "2.0"
     params: CallToolRequestParams
 
+    @property
+    def method(self) -> Literal["tools/call"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "tools/call"
+
 
 class CallToolRequestParams(MCPStruct, kw_only=True):
     """`CallToolRequestParams` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#calltoolrequestparams"""
@@ -288,6 +298,11 @@ class CancelTaskRequest(MCPStruct, kw_only=True, tag_field="method", tag="tasks/
     jsonrpc: Literal["2.0"] = "2.0"
     params: CancelTaskRequestParams
 
+    @property
+    def method(self) -> Literal["tasks/cancel"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "tasks/cancel"
+
 
 class CancelTaskRequestParams(MCPStruct, kw_only=True):
     """Inline object at `CancelTaskRequest.params` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#canceltaskrequest"""
@@ -315,6 +330,11 @@ class CancelledNotification(
 
     jsonrpc: Literal["2.0"] = "2.0"
     params: CancelledNotificationParams
+
+    @property
+    def method(self) -> Literal["notifications/cancelled"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/cancelled"
 
 
 class CancelledNotificationParams(MCPStruct, kw_only=True):
@@ -389,6 +409,11 @@ class CompleteRequest(MCPStruct, kw_only=True, tag_field="method", tag="completi
     jsonrpc: Literal["2.0"] = "2.0"
     params: CompleteRequestParams
 
+    @property
+    def method(self) -> Literal["completion/complete"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "completion/complete"
+
 
 class CompleteRequestParams(MCPStruct, kw_only=True):
     """`CompleteRequestParams` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#completerequestparams"""
@@ -435,6 +460,11 @@ class CreateMessageRequest(
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     params: CreateMessageRequestParams
+
+    @property
+    def method(self) -> Literal["sampling/createMessage"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "sampling/createMessage"
 
 
 class CreateMessageRequestParams(MCPStruct, kw_only=True):
@@ -488,6 +518,11 @@ class ElicitRequest(MCPStruct, kw_only=True, tag_field="method", tag="elicitatio
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     params: ElicitRequestParams
+
+    @property
+    def method(self) -> Literal["elicitation/create"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "elicitation/create"
 
 
 class ElicitRequestFormParams(MCPStruct, kw_only=True):
@@ -550,6 +585,11 @@ class ElicitationCompleteNotification(
     jsonrpc: Literal["2.0"] = "2.0"
     params: ElicitationCompleteNotificationParams
 
+    @property
+    def method(self) -> Literal["notifications/elicitation/complete"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/elicitation/complete"
+
 
 class ElicitationCompleteNotificationParams(MCPStruct, kw_only=True):
     """Inline object at `ElicitationCompleteNotification.params` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitationcompletenotification"""
@@ -563,6 +603,11 @@ class EmbeddedResource(MCPStruct, kw_only=True, tag_field="type", tag="resource"
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
     annotations: Annotations | UnsetType = UNSET
     resource: ResourceContentsVariant
+
+    @property
+    def type(self) -> Literal["resource"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "resource"
 
 
 class Error(MCPStruct, kw_only=True):
@@ -579,6 +624,11 @@ class GetPromptRequest(MCPStruct, kw_only=True, tag_field="method", tag="prompts
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     params: GetPromptRequestParams
+
+    @property
+    def method(self) -> Literal["prompts/get"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "prompts/get"
 
 
 class GetPromptRequestParams(MCPStruct, kw_only=True):
@@ -604,6 +654,11 @@ class GetTaskPayloadRequest(MCPStruct, kw_only=True, tag_field="method", tag="ta
     jsonrpc: Literal["2.0"] = "2.0"
     params: GetTaskPayloadRequestParams
 
+    @property
+    def method(self) -> Literal["tasks/result"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "tasks/result"
+
 
 class GetTaskPayloadRequestParams(MCPStruct, kw_only=True):
     """Inline object at `GetTaskPayloadRequest.params` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#gettaskpayloadrequest"""
@@ -623,6 +678,11 @@ class GetTaskRequest(MCPStruct, kw_only=True, tag_field="method", tag="tasks/get
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     params: GetTaskRequestParams
+
+    @property
+    def method(self) -> Literal["tasks/get"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "tasks/get"
 
 
 class GetTaskRequestParams(MCPStruct, kw_only=True):
@@ -667,6 +727,11 @@ class ImageContent(MCPStruct, kw_only=True, tag_field="type", tag="image"):
     data: str
     mime_type: str = msgspec.field(name="mimeType")
 
+    @property
+    def type(self) -> Literal["image"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "image"
+
 
 class Implementation(MCPStruct, kw_only=True):
     """`Implementation` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#implementation"""
@@ -685,6 +750,11 @@ class InitializeRequest(MCPStruct, kw_only=True, tag_field="method", tag="initia
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     params: InitializeRequestParams
+
+    @property
+    def method(self) -> Literal["initialize"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "initialize"
 
 
 class InitializeRequestParams(MCPStruct, kw_only=True):
@@ -713,6 +783,11 @@ class InitializedNotification(
 
     jsonrpc: Literal["2.0"] = "2.0"
     params: NotificationParams | UnsetType = UNSET
+
+    @property
+    def method(self) -> Literal["notifications/initialized"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/initialized"
 
 
 class JSONRPCErrorResponse(MCPStruct, kw_only=True):
@@ -775,6 +850,11 @@ class ListPromptsRequest(MCPStruct, kw_only=True, tag_field="method", tag="promp
     jsonrpc: Literal["2.0"] = "2.0"
     params: PaginatedRequestParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["prompts/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "prompts/list"
+
 
 class ListPromptsResult(MCPStruct, kw_only=True):
     """`ListPromptsResult` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#listpromptsresult"""
@@ -793,6 +873,11 @@ class ListResourceTemplatesRequest(
     jsonrpc: Literal["2.0"] = "2.0"
     params: PaginatedRequestParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["resources/templates/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "resources/templates/list"
+
 
 class ListResourceTemplatesResult(MCPStruct, kw_only=True):
     """`ListResourceTemplatesResult` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#listresourcetemplatesresult"""
@@ -808,6 +893,11 @@ class ListResourcesRequest(MCPStruct, kw_only=True, tag_field="method", tag="res
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     params: PaginatedRequestParams | UnsetType = UNSET
+
+    @property
+    def method(self) -> Literal["resources/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "resources/list"
 
 
 class ListResourcesResult(MCPStruct, kw_only=True):
@@ -825,6 +915,11 @@ class ListRootsRequest(MCPStruct, kw_only=True, tag_field="method", tag="roots/l
     jsonrpc: Literal["2.0"] = "2.0"
     params: RequestParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["roots/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "roots/list"
+
 
 class ListRootsResult(MCPStruct, kw_only=True):
     """`ListRootsResult` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#listrootsresult"""
@@ -839,6 +934,11 @@ class ListTasksRequest(MCPStruct, kw_only=True, tag_field="method", tag="tasks/l
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     params: PaginatedRequestParams | UnsetType = UNSET
+
+    @property
+    def method(self) -> Literal["tasks/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "tasks/list"
 
 
 class ListTasksResult(MCPStruct, kw_only=True):
@@ -856,6 +956,11 @@ class ListToolsRequest(MCPStruct, kw_only=True, tag_field="method", tag="tools/l
     jsonrpc: Literal["2.0"] = "2.0"
     params: PaginatedRequestParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["tools/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "tools/list"
+
 
 class ListToolsResult(MCPStruct, kw_only=True):
     """`ListToolsResult` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#listtoolsresult"""
@@ -872,6 +977,11 @@ class LoggingMessageNotification(
 
     jsonrpc: Literal["2.0"] = "2.0"
     params: LoggingMessageNotificationParams
+
+    @property
+    def method(self) -> Literal["notifications/message"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/message"
 
 
 class LoggingMessageNotificationParams(MCPStruct, kw_only=True):
@@ -954,6 +1064,11 @@ class PingRequest(MCPStruct, kw_only=True, tag_field="method", tag="ping"):
     jsonrpc: Literal["2.0"] = "2.0"
     params: RequestParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["ping"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "ping"
+
 
 class ProgressNotification(
     MCPStruct, kw_only=True, tag_field="method", tag="notifications/progress"
@@ -962,6 +1077,11 @@ class ProgressNotification(
 
     jsonrpc: Literal["2.0"] = "2.0"
     params: ProgressNotificationParams
+
+    @property
+    def method(self) -> Literal["notifications/progress"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/progress"
 
 
 class ProgressNotificationParams(MCPStruct, kw_only=True):
@@ -1002,6 +1122,11 @@ class PromptListChangedNotification(
     jsonrpc: Literal["2.0"] = "2.0"
     params: NotificationParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["notifications/prompts/list_changed"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/prompts/list_changed"
+
 
 class PromptMessage(MCPStruct, kw_only=True):
     """`PromptMessage` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#promptmessage"""
@@ -1016,6 +1141,11 @@ class PromptReference(MCPStruct, kw_only=True, tag_field="type", tag="ref/prompt
     name: str
     title: str | UnsetType = UNSET
 
+    @property
+    def type(self) -> Literal["ref/prompt"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "ref/prompt"
+
 
 class ReadResourceRequest(MCPStruct, kw_only=True, tag_field="method", tag="resources/read"):
     """`ReadResourceRequest` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#readresourcerequest"""
@@ -1023,6 +1153,11 @@ class ReadResourceRequest(MCPStruct, kw_only=True, tag_field="method", tag="reso
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     params: ReadResourceRequestParams
+
+    @property
+    def method(self) -> Literal["resources/read"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "resources/read"
 
 
 class ReadResourceRequestParams(MCPStruct, kw_only=True):
@@ -1103,6 +1238,11 @@ class ResourceLink(MCPStruct, kw_only=True, tag_field="type", tag="resource_link
     title: str | UnsetType = UNSET
     uri: str
 
+    @property
+    def type(self) -> Literal["resource_link"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "resource_link"
+
 
 class ResourceListChangedNotification(
     MCPStruct, kw_only=True, tag_field="method", tag="notifications/resources/list_changed"
@@ -1111,6 +1251,11 @@ class ResourceListChangedNotification(
 
     jsonrpc: Literal["2.0"] = "2.0"
     params: NotificationParams | UnsetType = UNSET
+
+    @property
+    def method(self) -> Literal["notifications/resources/list_changed"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/resources/list_changed"
 
 
 class ResourceRequestParams(MCPStruct, kw_only=True):
@@ -1138,6 +1283,11 @@ class ResourceTemplateReference(MCPStruct, kw_only=True, tag_field="type", tag="
 
     uri: str
 
+    @property
+    def type(self) -> Literal["ref/resource"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "ref/resource"
+
 
 class ResourceUpdatedNotification(
     MCPStruct, kw_only=True, tag_field="method", tag="notifications/resources/updated"
@@ -1146,6 +1296,11 @@ class ResourceUpdatedNotification(
 
     jsonrpc: Literal["2.0"] = "2.0"
     params: ResourceUpdatedNotificationParams
+
+    @property
+    def method(self) -> Literal["notifications/resources/updated"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/resources/updated"
 
 
 class ResourceUpdatedNotificationParams(MCPStruct, kw_only=True):
@@ -1176,6 +1331,11 @@ class RootsListChangedNotification(
 
     jsonrpc: Literal["2.0"] = "2.0"
     params: NotificationParams | UnsetType = UNSET
+
+    @property
+    def method(self) -> Literal["notifications/roots/list_changed"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/roots/list_changed"
 
 
 class SamplingMessage(MCPStruct, kw_only=True):
@@ -1251,6 +1411,11 @@ class SetLevelRequest(MCPStruct, kw_only=True, tag_field="method", tag="logging/
     jsonrpc: Literal["2.0"] = "2.0"
     params: SetLevelRequestParams
 
+    @property
+    def method(self) -> Literal["logging/setLevel"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "logging/setLevel"
+
 
 class SetLevelRequestParams(MCPStruct, kw_only=True):
     """`SetLevelRequestParams` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#setlevelrequestparams"""
@@ -1290,6 +1455,11 @@ class SubscribeRequest(MCPStruct, kw_only=True, tag_field="method", tag="resourc
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     params: SubscribeRequestParams
+
+    @property
+    def method(self) -> Literal["resources/subscribe"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "resources/subscribe"
 
 
 class SubscribeRequestParams(MCPStruct, kw_only=True):
@@ -1332,6 +1502,11 @@ class TaskStatusNotification(
     jsonrpc: Literal["2.0"] = "2.0"
     params: TaskStatusNotificationParams
 
+    @property
+    def method(self) -> Literal["notifications/tasks/status"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/tasks/status"
+
 
 class TaskStatusNotificationParams(MCPStruct, kw_only=True):
     """`TaskStatusNotificationParams` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskstatusnotificationparams"""
@@ -1352,6 +1527,11 @@ class TextContent(MCPStruct, kw_only=True, tag_field="type", tag="text"):
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
     annotations: Annotations | UnsetType = UNSET
     text: str
+
+    @property
+    def type(self) -> Literal["text"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "text"
 
 
 class TextResourceContents(MCPStruct, kw_only=True):
@@ -1451,6 +1631,11 @@ class ToolListChangedNotification(
     jsonrpc: Literal["2.0"] = "2.0"
     params: NotificationParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["notifications/tools/list_changed"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/tools/list_changed"
+
 
 class ToolResultContent(MCPStruct, kw_only=True, tag_field="type", tag="tool_result"):
     """`ToolResultContent` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#toolresultcontent"""
@@ -1463,6 +1648,11 @@ class ToolResultContent(MCPStruct, kw_only=True, tag_field="type", tag="tool_res
     )
     tool_use_id: str = msgspec.field(name="toolUseId")
 
+    @property
+    def type(self) -> Literal["tool_result"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "tool_result"
+
 
 class ToolUseContent(MCPStruct, kw_only=True, tag_field="type", tag="tool_use"):
     """`ToolUseContent` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#toolusecontent"""
@@ -1471,6 +1661,11 @@ class ToolUseContent(MCPStruct, kw_only=True, tag_field="type", tag="tool_use"):
     id: str
     input: dict[str, Any]
     name: str
+
+    @property
+    def type(self) -> Literal["tool_use"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "tool_use"
 
 
 class URLElicitationRequiredError(MCPStruct, kw_only=True):
@@ -1501,6 +1696,11 @@ class UnsubscribeRequest(MCPStruct, kw_only=True, tag_field="method", tag="resou
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     params: UnsubscribeRequestParams
+
+    @property
+    def method(self) -> Literal["resources/unsubscribe"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "resources/unsubscribe"
 
 
 class UnsubscribeRequestParams(MCPStruct, kw_only=True):

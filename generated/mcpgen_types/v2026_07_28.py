@@ -247,6 +247,11 @@ class AudioContent(MCPStruct, kw_only=True, tag_field="type", tag="audio"):
     data: str
     mime_type: str = msgspec.field(name="mimeType")
 
+    @property
+    def type(self) -> Literal["audio"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "audio"
+
 
 class BaseMetadata(MCPStruct, kw_only=True):
     """`BaseMetadata` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#basemetadata"""
@@ -288,6 +293,11 @@ class CallToolRequest(MCPStruct, kw_only=True, tag_field="method", tag="tools/ca
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     params: CallToolRequestParams
+
+    @property
+    def method(self) -> Literal["tools/call"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "tools/call"
 
 
 class CallToolRequestParams(MCPStruct, kw_only=True):
@@ -340,6 +350,11 @@ class CancelledNotification(
     jsonrpc: Literal["2.0"] = "2.0"
     params: CancelledNotificationParams
 
+    @property
+    def method(self) -> Literal["notifications/cancelled"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/cancelled"
+
 
 class CancelledNotificationParams(MCPStruct, kw_only=True):
     """`CancelledNotificationParams` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#cancellednotificationparams"""
@@ -387,6 +402,11 @@ class CompleteRequest(MCPStruct, kw_only=True, tag_field="method", tag="completi
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     params: CompleteRequestParams
+
+    @property
+    def method(self) -> Literal["completion/complete"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "completion/complete"
 
 
 class CompleteRequestParams(MCPStruct, kw_only=True):
@@ -442,6 +462,11 @@ class CreateMessageRequest(
 
     params: CreateMessageRequestParams
 
+    @property
+    def method(self) -> Literal["sampling/createMessage"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "sampling/createMessage"
+
 
 class CreateMessageRequestParams(MCPStruct, kw_only=True):
     """`CreateMessageRequestParams` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#createmessagerequestparams"""
@@ -486,6 +511,11 @@ class DiscoverRequest(MCPStruct, kw_only=True, tag_field="method", tag="server/d
     jsonrpc: Literal["2.0"] = "2.0"
     params: RequestParams
 
+    @property
+    def method(self) -> Literal["server/discover"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "server/discover"
+
 
 class DiscoverResult(MCPStruct, kw_only=True):
     """`DiscoverResult` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#discoverresult"""
@@ -511,6 +541,11 @@ class ElicitRequest(MCPStruct, kw_only=True, tag_field="method", tag="elicitatio
     """`ElicitRequest` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#elicitrequest"""
 
     params: ElicitRequestParams
+
+    @property
+    def method(self) -> Literal["elicitation/create"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "elicitation/create"
 
 
 class ElicitRequestFormParams(MCPStruct, kw_only=True):
@@ -563,6 +598,11 @@ class EmbeddedResource(MCPStruct, kw_only=True, tag_field="type", tag="resource"
     annotations: Annotations | UnsetType = UNSET
     resource: ResourceContentsVariant
 
+    @property
+    def type(self) -> Literal["resource"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "resource"
+
 
 class Error(MCPStruct, kw_only=True):
     """`Error` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#error"""
@@ -578,6 +618,11 @@ class GetPromptRequest(MCPStruct, kw_only=True, tag_field="method", tag="prompts
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     params: GetPromptRequestParams
+
+    @property
+    def method(self) -> Literal["prompts/get"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "prompts/get"
 
 
 class GetPromptRequestParams(MCPStruct, kw_only=True):
@@ -658,6 +703,11 @@ class ImageContent(MCPStruct, kw_only=True, tag_field="type", tag="image"):
     annotations: Annotations | UnsetType = UNSET
     data: str
     mime_type: str = msgspec.field(name="mimeType")
+
+    @property
+    def type(self) -> Literal["image"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "image"
 
 
 class Implementation(MCPStruct, kw_only=True):
@@ -774,6 +824,11 @@ class ListPromptsRequest(MCPStruct, kw_only=True, tag_field="method", tag="promp
     jsonrpc: Literal["2.0"] = "2.0"
     params: PaginatedRequestParams
 
+    @property
+    def method(self) -> Literal["prompts/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "prompts/list"
+
 
 class ListPromptsResult(MCPStruct, kw_only=True):
     """`ListPromptsResult` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#listpromptsresult"""
@@ -803,6 +858,11 @@ class ListResourceTemplatesRequest(
     jsonrpc: Literal["2.0"] = "2.0"
     params: PaginatedRequestParams
 
+    @property
+    def method(self) -> Literal["resources/templates/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "resources/templates/list"
+
 
 class ListResourceTemplatesResult(MCPStruct, kw_only=True):
     """`ListResourceTemplatesResult` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcetemplatesresult"""
@@ -830,6 +890,11 @@ class ListResourcesRequest(MCPStruct, kw_only=True, tag_field="method", tag="res
     jsonrpc: Literal["2.0"] = "2.0"
     params: PaginatedRequestParams
 
+    @property
+    def method(self) -> Literal["resources/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "resources/list"
+
 
 class ListResourcesResult(MCPStruct, kw_only=True):
     """`ListResourcesResult` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcesresult"""
@@ -855,6 +920,11 @@ class ListRootsRequest(MCPStruct, kw_only=True, tag_field="method", tag="roots/l
 
     params: ListRootsRequestParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["roots/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "roots/list"
+
 
 class ListRootsRequestParams(MCPStruct, kw_only=True):
     """Inline object at `ListRootsRequest.params` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#listrootsrequest"""
@@ -874,6 +944,11 @@ class ListToolsRequest(MCPStruct, kw_only=True, tag_field="method", tag="tools/l
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     params: PaginatedRequestParams
+
+    @property
+    def method(self) -> Literal["tools/list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "tools/list"
 
 
 class ListToolsResult(MCPStruct, kw_only=True):
@@ -902,6 +977,11 @@ class LoggingMessageNotification(
 
     jsonrpc: Literal["2.0"] = "2.0"
     params: LoggingMessageNotificationParams
+
+    @property
+    def method(self) -> Literal["notifications/message"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/message"
 
 
 class LoggingMessageNotificationParams(MCPStruct, kw_only=True):
@@ -1032,6 +1112,11 @@ class ProgressNotification(
     jsonrpc: Literal["2.0"] = "2.0"
     params: ProgressNotificationParams
 
+    @property
+    def method(self) -> Literal["notifications/progress"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/progress"
+
 
 class ProgressNotificationParams(MCPStruct, kw_only=True):
     """`ProgressNotificationParams` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#progressnotificationparams"""
@@ -1071,6 +1156,11 @@ class PromptListChangedNotification(
     jsonrpc: Literal["2.0"] = "2.0"
     params: NotificationParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["notifications/prompts/list_changed"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/prompts/list_changed"
+
 
 class PromptMessage(MCPStruct, kw_only=True):
     """`PromptMessage` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#promptmessage"""
@@ -1085,6 +1175,11 @@ class PromptReference(MCPStruct, kw_only=True, tag_field="type", tag="ref/prompt
     name: str
     title: str | UnsetType = UNSET
 
+    @property
+    def type(self) -> Literal["ref/prompt"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "ref/prompt"
+
 
 class ReadResourceRequest(MCPStruct, kw_only=True, tag_field="method", tag="resources/read"):
     """`ReadResourceRequest` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#readresourcerequest"""
@@ -1092,6 +1187,11 @@ class ReadResourceRequest(MCPStruct, kw_only=True, tag_field="method", tag="reso
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     params: ReadResourceRequestParams
+
+    @property
+    def method(self) -> Literal["resources/read"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "resources/read"
 
 
 class ReadResourceRequestParams(MCPStruct, kw_only=True):
@@ -1211,6 +1311,11 @@ class ResourceLink(MCPStruct, kw_only=True, tag_field="type", tag="resource_link
     title: str | UnsetType = UNSET
     uri: str
 
+    @property
+    def type(self) -> Literal["resource_link"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "resource_link"
+
 
 class ResourceListChangedNotification(
     MCPStruct, kw_only=True, tag_field="method", tag="notifications/resources/list_changed"
@@ -1219,6 +1324,11 @@ class ResourceListChangedNotification(
 
     jsonrpc: Literal["2.0"] = "2.0"
     params: NotificationParams | UnsetType = UNSET
+
+    @property
+    def method(self) -> Literal["notifications/resources/list_changed"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/resources/list_changed"
 
 
 class ResourceRequestParams(MCPStruct, kw_only=True):
@@ -1246,6 +1356,11 @@ class ResourceTemplateReference(MCPStruct, kw_only=True, tag_field="type", tag="
 
     uri: str
 
+    @property
+    def type(self) -> Literal["ref/resource"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "ref/resource"
+
 
 class ResourceUpdatedNotification(
     MCPStruct, kw_only=True, tag_field="method", tag="notifications/resources/updated"
@@ -1254,6 +1369,11 @@ class ResourceUpdatedNotification(
 
     jsonrpc: Literal["2.0"] = "2.0"
     params: ResourceUpdatedNotificationParams
+
+    @property
+    def method(self) -> Literal["notifications/resources/updated"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/resources/updated"
 
 
 class ResourceUpdatedNotificationParams(MCPStruct, kw_only=True):
@@ -1378,6 +1498,11 @@ class SubscriptionsAcknowledgedNotification(
     jsonrpc: Literal["2.0"] = "2.0"
     params: SubscriptionsAcknowledgedNotificationParams
 
+    @property
+    def method(self) -> Literal["notifications/subscriptions/acknowledged"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/subscriptions/acknowledged"
+
 
 class SubscriptionsAcknowledgedNotificationParams(MCPStruct, kw_only=True):
     """`SubscriptionsAcknowledgedNotificationParams` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionsacknowledgednotificationparams"""
@@ -1394,6 +1519,11 @@ class SubscriptionsListenRequest(
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     params: SubscriptionsListenRequestParams
+
+    @property
+    def method(self) -> Literal["subscriptions/listen"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "subscriptions/listen"
 
 
 class SubscriptionsListenRequestParams(MCPStruct, kw_only=True):
@@ -1433,6 +1563,11 @@ class TextContent(MCPStruct, kw_only=True, tag_field="type", tag="text"):
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
     annotations: Annotations | UnsetType = UNSET
     text: str
+
+    @property
+    def type(self) -> Literal["text"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "text"
 
 
 class TextResourceContents(MCPStruct, kw_only=True):
@@ -1523,6 +1658,11 @@ class ToolListChangedNotification(
     jsonrpc: Literal["2.0"] = "2.0"
     params: NotificationParams | UnsetType = UNSET
 
+    @property
+    def method(self) -> Literal["notifications/tools/list_changed"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "notifications/tools/list_changed"
+
 
 class ToolResultContent(MCPStruct, kw_only=True, tag_field="type", tag="tool_result"):
     """`ToolResultContent` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#toolresultcontent"""
@@ -1533,6 +1673,11 @@ class ToolResultContent(MCPStruct, kw_only=True, tag_field="type", tag="tool_res
     structured_content: Any | UnsetType = msgspec.field(default=UNSET, name="structuredContent")
     tool_use_id: str = msgspec.field(name="toolUseId")
 
+    @property
+    def type(self) -> Literal["tool_result"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "tool_result"
+
 
 class ToolUseContent(MCPStruct, kw_only=True, tag_field="type", tag="tool_use"):
     """`ToolUseContent` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#toolusecontent"""
@@ -1541,6 +1686,11 @@ class ToolUseContent(MCPStruct, kw_only=True, tag_field="type", tag="tool_use"):
     id: str
     input: dict[str, Any]
     name: str
+
+    @property
+    def type(self) -> Literal["tool_use"]:
+        """The `type` tag naming this variant on the wire (read-only)."""
+        return "tool_use"
 
 
 class UnsupportedProtocolVersionError(MCPStruct, kw_only=True):

@@ -351,8 +351,8 @@ def downgrade(version: str, method: str, result: Any) -> Any:
                 not isinstance(schema, dict) or schema.get("type") != "object"
             ):
                 del tool["outputSchema"]  # before 2026-07-28 an output schema is an object schema
-        structured = data.get("structuredContent")
-        if structured is not None and (
+        structured = data.get("structuredContent", UNSET)
+        if structured is not UNSET and (
             not isinstance(structured, dict) or not hasattr(module, "ResourceLink")
         ):
             del data["structuredContent"]

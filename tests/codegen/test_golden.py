@@ -133,6 +133,13 @@ def test_tagged_union_behaviour() -> None:
     assert back["focus"] == "nothing"
     with pytest.raises(msgspec.ValidationError):
         roundtrip(m.Shape, {"kind": "triangle"})
+    # The tag reads as a property (msgspec keeps it in the config, not in a field).
+    square = m.Square(side=2)
+    assert (square.kind, obj.shapes[1].kind) == ("square", "circle")
+    assert msgspec.json.encode(square) == b'{"kind":"square","side":2}'
+    assert "kind" not in m.Square.__struct_fields__
+    with pytest.raises(AttributeError):
+        square.kind = "circle"
 
 
 def test_merged_union_behaviour() -> None:

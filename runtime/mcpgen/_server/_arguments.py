@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 import types
 import typing
+from collections import abc
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, get_args, get_origin
 
@@ -113,26 +114,53 @@ def _object_schema(struct: type) -> dict[str, Any]:
     return dict(schema)
 
 
+# What a handler may return as a list of content blocks (`to_call_result` sends such a
+# list as `content`); the bare forms have no item type, so they may hold blocks too.
+_SEQUENCES = (list, tuple, abc.Sequence, abc.MutableSequence, abc.Collection, abc.Iterable)
+# Values that never become `structuredContent`: content blocks, a ready result, a round
+# of input requests.
+_NOT_STRUCTURED = (*CONTENT_TYPES, t.CallToolResult, InputRequired)
+
+
+def _members(annotation: Any) -> tuple[Any, ...]:
+    """The members of a union (Annotated unwrapped), or the annotation alone."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _members(get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return tuple(m for a in get_args(annotation) for m in _members(a))
+    return (annotation,)
+
+
+def _unstructured(member: Any) -> bool:
+    if member is Any or member is object:
+        return True
+    return isinstance(member, type) and issubclass(member, _NOT_STRUCTURED)
+
+
+def _may_hold_content(annotation: Any) -> bool:
+    """Whether a value of this type may be content blocks (one, a list of them, or a
+    result): such a value goes out as `content`, so the tool advertises no output schema
+    (clients require `structuredContent` from a tool that has one)."""
+    for member in _members(annotation):
+        if _unstructured(member) or member in _SEQUENCES:
+            return True
+        if get_origin(member) in _SEQUENCES:
+            items = [a for a in get_args(member) if a is not Ellipsis]
+            if not items or any(_unstructured(m) for a in items for m in _members(a)):
+                return True
+    return False
+
+
 def return_schema(annotation: Any) -> dict[str, Any] | None:
-    """Schema for a return annotation that produces structuredContent, else None."""
-    if annotation in (EMPTY, Any, None, type(None), str):
+    """Schema for a return annotation that produces structuredContent, else None: a
+    handler without one, one returning text (`str`, `str | None`) and one that may
+    return content blocks advertise no output schema."""
+    if annotation is EMPTY or annotation is None:
         return None
-    plain = (
-        get_args(annotation)
-        if get_origin(annotation) in (typing.Union, types.UnionType)
-        else (annotation,)
-    )
-    skip = (*CONTENT_TYPES, t.CallToolResult, InputRequired)
-    for member in plain:
-        if member is InputRequired or (isinstance(member, type) and issubclass(member, skip)):
-            return None
-        if (
-            get_origin(member) is list
-            and get_args(member)
-            and isinstance(get_args(member)[0], type)
-            and issubclass(get_args(member)[0], CONTENT_TYPES)
-        ):
-            return None
+    members = _members(annotation)
+    if all(m in (str, type(None), None) for m in members) or _may_hold_content(annotation):
+        return None
     try:
         (top,), components = msgspec.json.schema_components(
             [annotation], ref_template="#/$defs/{name}"

@@ -3,7 +3,9 @@
 A tool may return a `CallToolResult`, a content block, a list of blocks, a string, or
 any JSON-able value (a Struct, dataclass, dict, list, number ...): the latter becomes
 `structuredContent` plus a text block carrying the same JSON, as the spec recommends
-for clients that only read text.
+for clients that only read text. A tool that advertises an output schema always sends
+`structuredContent` (clients refuse its result otherwise): whatever it returns, short
+of a whole `CallToolResult`, is the structured value.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
+from mcpgen._server._context import InputRequired
 from mcpgen_types import latest as t
 
 __all__ = [
@@ -27,6 +30,7 @@ __all__ = [
     "text",
     "to_call_result",
     "tool_error",
+    "tool_outcome",
 ]
 
 CONTENT_TYPES = (t.TextContent, t.ImageContent, t.AudioContent, t.ResourceLink, t.EmbeddedResource)
@@ -111,8 +115,11 @@ def failure(name: str, exc: Exception, masked: bool) -> t.CallToolResult:
     return tool_error(f"Tool {name!r} failed: {type(exc).__name__}: {exc}")
 
 
-def to_call_result(value: Any) -> t.CallToolResult:
-    """Whatever a tool handler returned, as a CallToolResult."""
+def to_call_result(value: Any, tool: t.Tool | None = None) -> t.CallToolResult:
+    """Whatever a tool handler returned, as a CallToolResult; when the `tool` definition
+    has an output schema, the value is sent as `structuredContent`."""
+    if tool is not None and tool.output_schema is not UNSET:
+        return _structured_result(value)
     if type(value) is str:
         return t.CallToolResult(content=[t.TextContent(text=value)])
     if isinstance(value, t.CallToolResult):
@@ -121,6 +128,24 @@ def to_call_result(value: Any) -> t.CallToolResult:
         return t.CallToolResult(content=[value])
     if value is None:
         return t.CallToolResult(content=[])
-    if isinstance(value, list) and value and all(isinstance(v, CONTENT_TYPES) for v in value):
-        return t.CallToolResult(content=value)
+    if (
+        isinstance(value, list | tuple)
+        and value
+        and all(isinstance(v, CONTENT_TYPES) for v in value)
+    ):
+        return t.CallToolResult(content=value if type(value) is list else list(value))
     return structured(value)
+
+
+def _structured_result(value: Any) -> t.CallToolResult:
+    if isinstance(value, t.CallToolResult):
+        return value
+    if type(value) is str:  # the text block shows the text itself, not its JSON string
+        return t.CallToolResult(content=[t.TextContent(text=value)], structured_content=value)
+    return structured(value)
+
+
+def tool_outcome(value: Any, tool: t.Tool) -> t.CallToolResult | InputRequired:
+    """What a call of `tool` answers with the handler's return value: its result, or
+    the round of input requests it asked for."""
+    return value if isinstance(value, InputRequired) else to_call_result(value, tool)

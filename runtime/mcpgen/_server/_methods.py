@@ -136,24 +136,24 @@ def call_tool(
     if tool.context_param is not None:
         kwargs[tool.context_param] = Context(call)
     if tool.is_async:
-        return _call_async(core, tool.name, tool.fn, kwargs)
+        return _call_async(core, tool.definition, tool.fn, kwargs)
     try:
         value = tool.fn(**kwargs)
     except McpError:
         raise
     except Exception as exc:
         return _failure(core, tool.name, exc)
-    return value if isinstance(value, InputRequired) else to_call_result(value)
+    return value if isinstance(value, InputRequired) else to_call_result(value, tool.definition)
 
 
-async def _call_async(core: ServerCore, name: str, fn: Any, kwargs: dict[str, Any]) -> Any:
+async def _call_async(core: ServerCore, tool: t.Tool, fn: Any, kwargs: dict[str, Any]) -> Any:
     try:
         value = await fn(**kwargs)
     except McpError:
         raise
     except Exception as exc:
-        return _failure(core, name, exc)
-    return value if isinstance(value, InputRequired) else to_call_result(value)
+        return _failure(core, tool.name, exc)
+    return value if isinstance(value, InputRequired) else to_call_result(value, tool)
 
 
 def _failure(core: ServerCore, name: str, exc: Exception) -> t.CallToolResult:

@@ -22,7 +22,7 @@ import msgspec
 
 from mcpgen._errors import ConfigurationError, McpError
 from mcpgen._server._call import Call
-from mcpgen._server._content import failure, to_call_result
+from mcpgen._server._content import failure, to_call_result, tool_outcome
 from mcpgen._server._context import Context, Drive, InputRequired, finish
 from mcpgen._server._defs import ToolDef
 from mcpgen._server._mrtr import request_kinds
@@ -170,7 +170,7 @@ class TaskRunner:
         finally:
             call.detachable = False
         if not detached:
-            return value if isinstance(value, InputRequired) else to_call_result(value)
+            return tool_outcome(value, tool.definition)
         # From here on nothing goes to the request's stream; the task has its status.
         call.channel, call.cancel_hook = self.nowhere, None
         call.progress_token = call.log_rank = None
@@ -240,7 +240,7 @@ class TaskRunner:
             if isinstance(value, InputRequired):
                 await self._ask(live, value)
             else:
-                await self._settle(live, COMPLETED, result=to_call_result(value))
+                await self._settle(live, COMPLETED, result=to_call_result(value, tool.definition))
         except McpError as exc:
             await self._settle(live, FAILED, error=exc)
         except Exception as exc:  # the value cannot become a result: our internal error

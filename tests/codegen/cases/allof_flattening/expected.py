@@ -49,12 +49,22 @@ class StatusInputRequired(MCPStruct, kw_only=True, tag_field="status", tag="inpu
     result_type: str | UnsetType = msgspec.field(default=UNSET, name="resultType")
     asks: list[str]
 
+    @property
+    def status(self) -> Literal["input_required"]:
+        """The `status` tag naming this variant on the wire (read-only)."""
+        return "input_required"
+
 
 class StatusWorking(MCPStruct, kw_only=True, tag_field="status", tag="working"):
     """Inline object at `Status` in MCP case-allof_flattening: https://example.invalid/spec#status"""
 
     id: str
     result_type: str | UnsetType = msgspec.field(default=UNSET, name="resultType")
+
+    @property
+    def status(self) -> Literal["working"]:
+        """The `status` tag naming this variant on the wire (read-only)."""
+        return "working"
 
 
 class Task(MCPStruct, kw_only=True):

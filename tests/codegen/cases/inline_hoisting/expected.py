@@ -62,12 +62,22 @@ class OtherParams(MCPStruct, kw_only=True):
 class PickNone(MCPStruct, kw_only=True, tag_field="status", tag="none"):
     """Inline object at `Pick` in MCP case-inline_hoisting: https://example.invalid/spec#pick"""
 
+    @property
+    def status(self) -> Literal["none"]:
+        """The `status` tag naming this variant on the wire (read-only)."""
+        return "none"
+
 
 class PickPoint(MCPStruct, kw_only=True, tag_field="status", tag="point"):
     """Inline object at `Pick` in MCP case-inline_hoisting: https://example.invalid/spec#pick"""
 
     x: int
     y: int
+
+    @property
+    def status(self) -> Literal["point"]:
+        """The `status` tag naming this variant on the wire (read-only)."""
+        return "point"
 
 
 class Point(MCPStruct, kw_only=True):

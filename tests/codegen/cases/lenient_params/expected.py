@@ -51,6 +51,11 @@ class AskRequest(MCPStruct, kw_only=True, tag_field="method", tag="ask"):
     id: int
     params: AskRequestParams
 
+    @property
+    def method(self) -> Literal["ask"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "ask"
+
 
 class AskRequestParams(MCPStruct, kw_only=True):
     """Inline object at `AskRequest.params` in MCP case-lenient_params: https://example.invalid/spec#askrequest"""
@@ -65,12 +70,22 @@ class CountRequest(MCPStruct, kw_only=True, tag_field="method", tag="count"):
     id: int
     params: RequestParams
 
+    @property
+    def method(self) -> Literal["count"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "count"
+
 
 class FetchRequest(MCPStruct, kw_only=True, tag_field="method", tag="fetch"):
     """`FetchRequest` in MCP case-lenient_params: https://example.invalid/spec#fetchrequest"""
 
     id: int
     params: FetchRequestParams
+
+    @property
+    def method(self) -> Literal["fetch"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "fetch"
 
 
 class FetchRequestParams(MCPStruct, kw_only=True):
@@ -91,6 +106,11 @@ class ListRequest(MCPStruct, kw_only=True, tag_field="method", tag="list"):
 
     id: int
     params: RequestParams
+
+    @property
+    def method(self) -> Literal["list"]:
+        """The `method` tag naming this variant on the wire (read-only)."""
+        return "list"
 
 
 class NoteNotification(MCPStruct, kw_only=True):

@@ -9,7 +9,7 @@ Specification: https://example.invalid/spec
 
 from __future__ import annotations
 
-from typing import Final, TypeAlias
+from typing import Final, Literal, TypeAlias
 
 from mcpgen_types._base import UNSET, MCPStruct, MethodInfo, UnsetType
 
@@ -37,6 +37,11 @@ class Circle(MCPStruct, kw_only=True, tag_field="kind", tag="circle"):
 
     radius: int | float
 
+    @property
+    def kind(self) -> Literal["circle"]:
+        """The `kind` tag naming this variant on the wire (read-only)."""
+        return "circle"
+
 
 class Drawing(MCPStruct, kw_only=True):
     """`Drawing` in MCP case-tagged_union: https://example.invalid/spec#drawing"""
@@ -49,6 +54,11 @@ class Square(MCPStruct, kw_only=True, tag_field="kind", tag="square"):
     """`Square` in MCP case-tagged_union: https://example.invalid/spec#square"""
 
     side: int
+
+    @property
+    def kind(self) -> Literal["square"]:
+        """The `kind` tag naming this variant on the wire (read-only)."""
+        return "square"
 
 
 #: `Shape` in MCP case-tagged_union: https://example.invalid/spec#shape
