@@ -127,7 +127,7 @@ class SseLink(LinkBase):
                             if not found.done():
                                 found.set_result(self._resolve(event.data))
                         elif event.event == "message" and event.data.strip():
-                            self._deliver(event.data)
+                            self._message(event.data)
             if not found.done():
                 raise ConnectError(f"the SSE stream of {self.url} ended before its endpoint event")
         except asyncio.CancelledError:
@@ -142,7 +142,7 @@ class SseLink(LinkBase):
         if not self._closing:  # the stream is the connection: its end is the server's
             self.on_closed()
 
-    def _deliver(self, data: str) -> None:
+    def _message(self, data: str) -> None:
         try:
             self.on_message(data.encode(errors="surrogateescape"), 200, None)
         except Exception:  # one bad frame must not end the stream (the connection)
