@@ -241,6 +241,8 @@ class Connection:
                 self._on_failure(
                     key, ProtocolViolationError(f"{what}not a JSON-RPC answer: {text}")
                 )
+            else:  # nothing says which request it was for: nothing fails, but it is seen
+                log.warning("dropped a frame from the server that is not JSON-RPC: %r", frame[:200])
 
     def _on_failure(self, request_id: RequestId, error: ClientError) -> None:
         future = self._pending.pop(request_id, None)

@@ -84,9 +84,21 @@ class ErrorFrame(bytes):
 
 
 def decode_frame(line: bytes | str) -> Frame:
-    """Decode one object; raises msgspec.DecodeError (not JSON) or ValidationError
-    (JSON, but not an object)."""
-    return _FRAME.decode(line)
+    """Decode one object; raises msgspec.DecodeError (not JSON, not UTF-8, or nested
+    deeper than the decoder can follow) or ValidationError (JSON, but not an object).
+    Every peer's frame on either side comes through here."""
+    try:
+        frame = _FRAME.decode(line)
+    except RecursionError:
+        raise msgspec.DecodeError("nested too deeply") from None
+    # msgspec checks the strings it decodes, not the ones it skips (unknown members,
+    # raw params): the bytes are checked once whole, and an ASCII line needs nothing.
+    if not line.isascii() and type(line) is bytes:
+        try:
+            line.decode()
+        except UnicodeDecodeError:
+            raise msgspec.DecodeError("not valid UTF-8") from None
+    return frame
 
 
 def is_batch(line: bytes) -> bool:

@@ -53,6 +53,7 @@ __all__ = [
     "legacy_module",
     "mcp_header_params",
     "missing_capability",
+    "sessionless",
     "validate_meta",
 ]
 
@@ -415,6 +416,25 @@ def sse_event_ids(legacy_version: str | None) -> bool:
     """Whether a legacy session of `legacy_version` (None: no session) numbers its SSE
     events; modern requests' streams are not resumable."""
     return legacy_version in SSE_EVENT_IDS
+
+
+class _ParamsOnly(msgspec.Struct, gc=False):
+    params: Any = None
+
+
+def sessionless(headers: Mapping[str, str], body: bytes | None = None) -> bool:
+    """Whether an HTTP request is of the modern era, which has no sessions, so that an
+    `Mcp-Session-Id` on it (a stale one, say) means nothing: its MCP-Protocol-Version
+    header names a modern revision, or (`body` given: asked only when no session has
+    that id) its `_meta` carries a protocol version."""
+    if headers.get("mcp-protocol-version") in MODERN:
+        return True
+    try:
+        params = None if body is None else msgspec.json.decode(body, type=_ParamsOnly).params
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return False  # not one request object: left to the session rules
+    meta = params.get("_meta") if type(params) is dict else None
+    return type(meta) is dict and META_VERSION in meta
 
 
 # Revisions whose sessions take JSON-RPC batches (added in 2025-03-26, removed in 2025-06-18).

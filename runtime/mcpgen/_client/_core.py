@@ -54,6 +54,10 @@ class Incoming(msgspec.Struct, frozen=True):
     error: dict[str, Any] | None = None
 
 
+def _too_deep(method: str) -> ProtocolViolationError:
+    return ProtocolViolationError(f"{method}: the result is nested too deeply to decode")
+
+
 class ClientCore:
     def __init__(
         self,
@@ -177,7 +181,10 @@ class ClientCore:
             if type(frame.error) is not dict:
                 return Incoming("invalid", id=frame.id)
             return Incoming("error", id=frame.id, error=frame.error)
-        params = msgspec.json.decode(frame.params) if frame.params is not UNSET else None
+        try:
+            params = msgspec.json.decode(frame.params) if frame.params is not UNSET else None
+        except RecursionError:  # the frame's decode just got through: a few levels more here
+            return Incoming("invalid")
         if kind == rpc.REQUEST:
             return Incoming("request", id=frame.id, method=frame.method, params=params)
         if kind == rpc.NOTIFICATION:
@@ -227,10 +234,15 @@ class ClientCore:
                 typed = _decoder(info.result).decode(raw)
             except msgspec.ValidationError:
                 pass
+            except RecursionError:
+                raise _too_deep(method) from None
             else:
                 if getattr(typed, "result_type", "complete") == "complete":
                     return typed  # type: ignore[no-any-return]
-        data = msgspec.json.decode(raw) if encoded else raw
+        try:
+            data = msgspec.json.decode(raw) if encoded else raw
+        except RecursionError:
+            raise _too_deep(method) from None
         if not isinstance(data, dict):
             raise ProtocolViolationError(f"{method}: the result is not an object")
         kind = data.get("resultType", "complete")

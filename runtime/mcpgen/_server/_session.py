@@ -48,6 +48,7 @@ __all__ = ["Session"]
 log = logging.getLogger("mcpgen.server")
 # What the peer learns of a bug in the core: no detail (the log has the traceback).
 INTERNAL: Final = rpc.error_frame(None, INTERNAL_ERROR, "internal error")
+_BAD: Final = proto.STATUS_BAD_REQUEST
 
 
 _encode = msgspec.json.Encoder().encode
@@ -165,6 +166,10 @@ class Session:
                 rpc.INVALID_REQUEST,
                 _invalid_reason(frame),
                 status=proto.STATUS_BAD_REQUEST,
+            )
+        except RecursionError:  # params or batch members nested deeper than decoders go
+            return rpc.error_frame(
+                UNSET, rpc.PARSE_ERROR, "parse error: nested too deeply", status=_BAD
             )
         except Exception:  # a bug in the core must not end the connection
             log.exception("unexpected error handling a message")

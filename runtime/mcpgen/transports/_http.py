@@ -41,7 +41,7 @@ from mcpgen.transports._asgi import (
 )
 from mcpgen.transports._background import start_kept
 from mcpgen.transports._port import ServerPort
-from mcpgen.transports._sessions import HttpSession, LegacySessions, resumable
+from mcpgen.transports._sessions import LegacySessions, resumable
 from mcpgen.transports._sse_legacy import LegacySse
 
 __all__ = [
@@ -276,18 +276,14 @@ class McpAsgiApp:
                 413,
             )
             return
-        session_id = headers.get("mcp-session-id")
         # Set by an authentication middleware: it binds requestState and legacy sessions.
         principal = scope.get("mcpgen.principal")
-        http_session: HttpSession | None = None
-        if session_id is not None:
-            http_session = await self.legacy_sessions.find(session_id, principal)
-            if http_session is None:
-                await json_response(send, _UNKNOWN_SESSION, 404)
-                return
-            session = http_session.core
-        else:
-            session = self.server.session()  # a channel only if it becomes a legacy session
+        found = await self.legacy_sessions.of_post(headers, body, principal)
+        if found is False:
+            await json_response(send, _UNKNOWN_SESSION, 404)
+            return
+        http_session = found  # None: a fresh core session, a channel only if it goes legacy
+        session = self.server.session() if found is None else found.core
         channel = _Stream(self, headers, principal)
         outcome = session.receive(body, channel)
         extra: list[tuple[bytes, bytes]] = []

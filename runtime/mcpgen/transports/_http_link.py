@@ -12,7 +12,12 @@ import contextlib
 from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
-from mcpgen._errors import ConnectError, HttpStatusError, TransportError
+from mcpgen._errors import (
+    ConnectError,
+    HttpStatusError,
+    ProtocolViolationError,
+    TransportError,
+)
 from mcpgen.transports._background import start_kept
 from mcpgen.transports._link_base import (
     REDIRECTS,
@@ -23,6 +28,7 @@ from mcpgen.transports._link_base import (
     endpoint_key,
     httpx_client,
     mapped_http_errors,
+    raw_lines,
     redirect_target,
     sse_events,
 )
@@ -167,6 +173,11 @@ class HttpLink(LinkBase):
         answer = request_id is not None or status < 300
         if answer and body.strip() and ctype.startswith("application/json"):
             self.on_message(body, status, request_id)
+            # A JSON body is the whole answer: if it answered nothing, nothing will.
+            if request_id is not None and self.waiting(request_id):
+                text = body[:200].decode(errors="replace")
+                breach = f"POST {self.url}: HTTP {status} body answers no request: {text}"
+                self.on_failure(request_id, ProtocolViolationError(breach))
         elif status >= 300:  # no JSON-RPC answer: the status is the failure
             failure = status_error(f"POST {self.url}", response, body)
             if request_id is None:
@@ -178,12 +189,12 @@ class HttpLink(LinkBase):
     ) -> tuple[str | None, int]:
         """Feed an SSE stream's messages; returns its last event id and retry hint."""
         last_id, retry_ms = None, 1000
-        async for event in sse_events(response.aiter_lines()):
+        async for event in sse_events(raw_lines(response.aiter_bytes())):
             last_id = event.id if event.id is not None else last_id
             retry_ms = event.retry if event.retry is not None else retry_ms
             payload = event.data.strip()  # a priming event has empty data: skipped
             if payload:
-                self.on_message(payload.encode(), status, request_id)
+                self.on_message(payload.encode(errors="surrogateescape"), status, request_id)
         return last_id, retry_ms
 
     async def _resume(

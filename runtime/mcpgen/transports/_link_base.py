@@ -5,7 +5,8 @@ A link delivers every inbound frame to `on_message(frame, status, request_id)`:
 `status` is the HTTP status of the response that carried it (None elsewhere) and
 `request_id` the id of the request whose response carried it, when known, so an
 error body without an id still reaches its caller. A request that fails in the
-transport reaches `on_failure(request_id, error)` with a `TransportError`; the end of
+transport reaches `on_failure(request_id, error)` with a `TransportError` (a
+`ProtocolViolationError` when a JSON response body answered no request); the end of
 the connection reaches `on_closed()`. Links decide nothing about the protocol; they
 say what they can do through plain attributes (`http`, `legacy_only`), never through
 their class.
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 from urllib.parse import urljoin, urlsplit
 
 from mcpgen._errors import (
+    ClientError,
     ConfigurationError,
     ConnectError,
     ConnectionClosedError,
@@ -43,13 +45,15 @@ __all__ = [
     "endpoint_key",
     "httpx_client",
     "mapped_http_errors",
+    "raw_lines",
     "redirect_target",
     "sse_events",
 ]
 
 RequestId = int | str
 OnMessage = Callable[[bytes, int | None, RequestId | None], None]
-OnFailure = Callable[[RequestId, TransportError], None]
+# A TransportError, or a ProtocolViolationError when a response body answered nothing.
+OnFailure = Callable[[RequestId, ClientError], None]
 
 
 class Link(Protocol):
@@ -104,7 +108,7 @@ def _no_message(frame: bytes, status: int | None, request_id: RequestId | None) 
     pass
 
 
-def _no_failure(request_id: RequestId, error: TransportError) -> None:
+def _no_failure(request_id: RequestId, error: ClientError) -> None:
     pass
 
 
@@ -186,6 +190,21 @@ class SseEvent(NamedTuple):
     data: str  # the data lines, joined by newlines ("" for a priming event)
     id: str | None
     retry: int | None  # milliseconds
+
+
+async def raw_lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+    """The lines of a byte stream (ended by LF, CRLF or CR), its bytes kept as they came:
+    what is not UTF-8 stays as surrogate escapes, so the frame decoder refuses it where a
+    text decoder would have replaced it unseen."""
+    pending = b""
+    async for chunk in chunks:
+        lines = (pending + chunk).splitlines(keepends=True)
+        # The last piece may go on in the next chunk (a CR may be half of a CRLF).
+        pending = lines.pop() if lines and lines[-1][-1:] != b"\n" else b""
+        for line in lines:
+            yield line.rstrip(b"\r\n").decode(errors="surrogateescape")
+    if pending:
+        yield pending.rstrip(b"\r\n").decode(errors="surrogateescape")
 
 
 async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[SseEvent]:

@@ -109,7 +109,10 @@ class StdioLink(LinkBase):
             line = bytes(buffer[start:end]).rstrip(b"\r")
             start = end + 1
             if line:
-                self.on_message(line, None, None)
+                try:
+                    self.on_message(line, None, None)
+                except Exception:  # one bad frame must not end the pipe's reader
+                    log.exception("a frame from the server could not be handled")
         del buffer[:start]
         if len(buffer) > self.max_line:
             log.error("server line longer than %d bytes; discarded", self.max_line)

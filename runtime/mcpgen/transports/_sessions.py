@@ -27,8 +27,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Coroutine
-from typing import Any, Protocol
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any, Literal, Protocol
 
 from mcpgen import _jsonrpc as rpc
 from mcpgen import _protocol as proto
@@ -261,6 +261,20 @@ class LegacySessions:
         if session_id is None:
             return SseWriter(send, self.retry_ms)
         return SseWriter(send, self.retry_ms, self.events, new_stream_id(session_id))
+
+    async def of_post(
+        self, headers: Mapping[str, str], body: bytes, principal: str | None
+    ) -> HttpSession | Literal[False] | None:
+        """The legacy session a POST belongs to: None for none (no `Mcp-Session-Id`, or
+        a modern request, which ignores it: `_protocol.sessionless`), False when the id
+        names no session of `principal` (404)."""
+        session_id = headers.get("mcp-session-id")
+        if session_id is None or proto.sessionless(headers):
+            return None
+        found = await self.find(session_id, principal)
+        if found is None and not proto.sessionless(headers, body):
+            return False
+        return found
 
     async def find(self, session_id: str, principal: str | None) -> HttpSession | None:
         """The session `session_id` of `principal`, live here: held already, or rebuilt

@@ -33,6 +33,7 @@ from mcpgen.transports._link_base import (
     endpoint_key,
     httpx_client,
     mapped_http_errors,
+    raw_lines,
     sse_events,
 )
 
@@ -121,12 +122,12 @@ class SseLink(LinkBase):
                             response.status_code,
                             location=response.headers.get("location"),
                         )
-                    async for event in sse_events(response.aiter_lines()):
+                    async for event in sse_events(raw_lines(response.aiter_bytes())):
                         if event.event == "endpoint":
                             if not found.done():
                                 found.set_result(self._resolve(event.data))
                         elif event.event == "message" and event.data.strip():
-                            self.on_message(event.data.encode(), 200, None)
+                            self._message(event.data)
             if not found.done():
                 raise ConnectError(f"the SSE stream of {self.url} ended before its endpoint event")
         except asyncio.CancelledError:
@@ -140,6 +141,12 @@ class SseLink(LinkBase):
             log.info("the SSE stream of %s broke: %s: %s", self.url, type(exc).__name__, exc)
         if not self._closing:  # the stream is the connection: its end is the server's
             self.on_closed()
+
+    def _message(self, data: str) -> None:
+        try:
+            self.on_message(data.encode(errors="surrogateescape"), 200, None)
+        except Exception:  # one bad frame must not end the stream (the connection)
+            log.exception("a frame from the server could not be handled")
 
     def _resolve(self, data: str) -> str:
         endpoint = urljoin(self.url, data.strip())
