@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 from typing import Annotated, Any
 
 import msgspec
@@ -96,6 +97,31 @@ def test_handler_exception_becomes_an_error_result(client: Client) -> None:
     masked = Client(_with_boom(Server("m", mask_errors=True)))
     r = result(masked, 2, "tools/call", {"name": "boom"})
     assert r["isError"] is True and "kaboom" not in r["content"][0]["text"]
+
+
+def test_handler_exceptions_are_logged_with_their_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The model sees a tool error (masked or not); the operator sees the traceback on
+    `mcpgen.server`, for tools and for resource handlers alike (issue 11, item 11)."""
+    srv = _with_boom(Server("m", mask_errors=True))
+
+    @srv.resource("data://broken")
+    def broken() -> str:
+        raise ValueError("no data here")
+
+    client = Client(srv)
+    with caplog.at_level(logging.ERROR, logger="mcpgen.server"):
+        r = result(client, 1, "tools/call", {"name": "boom"})
+        reply = client.reply(request(2, "resources/read", {"uri": "data://broken"}))
+    assert r["isError"] is True and "kaboom" not in r["content"][0]["text"]
+    assert reply is not None and reply["error"]["code"] == -32603
+    assert "no data here" not in json.dumps(reply)  # masked for the client
+    records = {r.getMessage(): r for r in caplog.records if r.name == "mcpgen.server"}
+    tool = records["tool 'boom' failed"]
+    assert tool.exc_info is not None and "kaboom" in str(tool.exc_info[1])
+    read = records["resources/read failed"]
+    assert read.exc_info is not None and isinstance(read.exc_info[1], ValueError)
 
 
 def _with_boom(srv: Server) -> Server:

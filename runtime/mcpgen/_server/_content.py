@@ -11,6 +11,7 @@ of a whole `CallToolResult`, is the structured value.
 from __future__ import annotations
 
 import base64
+import logging
 from typing import Any
 
 import msgspec
@@ -35,6 +36,8 @@ __all__ = [
 
 CONTENT_TYPES = (t.TextContent, t.ImageContent, t.AudioContent, t.ResourceLink, t.EmbeddedResource)
 _json = msgspec.json.Encoder()
+
+log = logging.getLogger("mcpgen.server")
 
 
 def _b64(data: bytes | str) -> str:
@@ -109,7 +112,9 @@ def tool_error(message: str) -> t.CallToolResult:
 
 
 def failure(name: str, exc: Exception, masked: bool) -> t.CallToolResult:
-    """A tool handler's exception as the tool error the model sees."""
+    """A tool handler's exception as the tool error the model sees; the operator sees
+    it with its traceback on the `mcpgen.server` logger (masked or not)."""
+    log.error("tool %r failed", name, exc_info=exc)
     if masked:
         return tool_error(f"Tool {name!r} failed.")
     return tool_error(f"Tool {name!r} failed: {type(exc).__name__}: {exc}")

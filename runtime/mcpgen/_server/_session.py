@@ -370,6 +370,7 @@ class Session:
         return self.bridge.ask(call, out, lambda: self._dispatch(spec, call, params))
 
     def _internal(self, call: Call, exc: Exception) -> bytes:
+        log.error("%s failed", call.method, exc_info=exc)  # a handler's bug: for the operator
         message = (
             "internal error"
             if self.core.mask_errors
