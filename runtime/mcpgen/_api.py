@@ -146,6 +146,7 @@ class Server:
                 extensions=self._extensions,
                 bus=self._bus,
                 spawn=_spawn,
+                loop=asyncio.get_running_loop,
                 task_store=self._task_store,
                 task_ttl_ms=self._task_ttl_ms,
                 task_poll_ms=self._task_poll_ms,

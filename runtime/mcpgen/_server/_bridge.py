@@ -5,6 +5,11 @@ goes out as a JSON-RPC request in the session's revision; the client's answers
 (inbound response frames) are typed like modern input responses, and once a round is
 complete the handler runs again with them, until it returns a result.
 
+An awaited input request (`await ctx.elicit(...)`, see `_awaits`) goes out the same
+way, but the handler waits for its answer where it is (`request`): no new run. It waits
+on a future of the event loop the session was given (`Loop`; the core imports no I/O
+module), for at most its timeout, and cancelling the call cancels the request.
+
 A `Session` holds one `LegacyBridge` per `initialize` handshake. The bridge knows the
 session's revision and the client's capabilities, and nothing else of it: to run a
 handler again it calls the continuation the session gave it with the round.
@@ -12,20 +17,22 @@ handler again it calls the continuation the session gave it with the round.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Final
+from collections.abc import Callable, Generator
+from typing import Any, Final, Protocol
 
 import msgspec
 
 from mcpgen import _jsonrpc as rpc
 from mcpgen import _protocol as proto
+from mcpgen._errors import ConfigurationError, McpError
+from mcpgen._server._awaits import check_mixing
 from mcpgen._server._call import DEFERRED, Call, Channel, Outcome, RequestId, settle
 from mcpgen._server._context import InputRequired
 from mcpgen._server._mrtr import input_request_method, input_response, legacy_input_request
 from mcpgen_types import latest as t
 from mcpgen_types.latest import INTERNAL_ERROR
 
-__all__ = ["MAX_ROUNDS", "LegacyBridge"]
+__all__ = ["MAX_ROUNDS", "LegacyBridge", "Loop"]
 
 MAX_ROUNDS: Final = 16
 _encode = msgspec.json.Encoder().encode
@@ -33,6 +40,55 @@ _encode = msgspec.json.Encoder().encode
 # Runs the handler of a call again (with `call.input_responses` and `call.state` set)
 # and returns what the session's dispatch makes of it.
 Rerun = Callable[[], Outcome]
+
+
+class Waiter(Protocol):
+    """A one-shot result slot a coroutine can await (an `asyncio.Future` is one)."""
+
+    def done(self) -> bool: ...
+
+    def set_result(self, result: Any, /) -> None: ...
+
+    def set_exception(self, exception: BaseException, /) -> None: ...
+
+    def cancel(self, msg: Any | None = None) -> bool: ...
+
+    def __await__(self) -> Generator[Any, None, Any]: ...
+
+
+class Timer(Protocol):
+    def cancel(self) -> None: ...
+
+
+class Loop(Protocol):
+    """What awaiting a client's answer needs of the event loop (asyncio's is one)."""
+
+    def create_future(self) -> Waiter: ...
+
+    def call_later(self, delay: float, callback: Callable[[], object]) -> Timer: ...
+
+
+class _Awaited:
+    """An awaited request out to the client: whose, which method, and its answer slot."""
+
+    __slots__ = ("call", "future", "method")
+
+    def __init__(self, call: Call, method: str, future: Waiter) -> None:
+        self.call, self.method, self.future = call, method, future
+
+    def settle(self, frame: rpc.Frame, kind: int) -> None:
+        if self.future.done():
+            return
+        if kind == rpc.ERROR:
+            message = f"the client did not answer {self.method}: {_error_text(frame.error)}"
+            data = frame.error if isinstance(frame.error, dict) else None
+            self.future.set_exception(McpError(INTERNAL_ERROR, message, data))
+            return
+        try:
+            self.future.set_result(input_response(self.method, frame.result))
+        except msgspec.ValidationError as exc:
+            message = f"bad {self.method} result: {exc}"
+            self.future.set_exception(McpError(proto.INVALID_PARAMS, message))
 
 
 class _Round:
@@ -48,17 +104,53 @@ class _Round:
 class LegacyBridge:
     """Input requests of one legacy session, sent as real requests and answered."""
 
-    __slots__ = ("_next_id", "caps", "outbound", "version")
+    __slots__ = ("_next_id", "awaited", "caps", "loop", "outbound", "version")
 
-    def __init__(self, version: str, caps: dict[str, Any]) -> None:
+    def __init__(
+        self, version: str, caps: dict[str, Any], loop: Callable[[], Loop] | None = None
+    ) -> None:
         self.version = version
         self.caps = caps  # the client's, as it declared them in `initialize`
+        self.loop = loop  # the running event loop, for awaited requests
         self.outbound: dict[int, _Round] = {}
+        self.awaited: dict[int, _Awaited] = {}
         self._next_id = 0
+
+    async def request(self, call: Call, request: Any, timeout: float | None) -> Any:
+        """Send one input request for `call` and wait for the client's typed answer:
+        McpError if the client lacks its capability or answers with an error,
+        TimeoutError after `timeout` seconds (None: no limit)."""
+        frame = legacy_input_request(self.version, self.caps, request)
+        if self.loop is None:
+            raise ConfigurationError("this ServerCore was built without an event loop")
+        loop = self.loop()
+        self._next_id += 1
+        oid = self._next_id
+        waiting = self.awaited[oid] = _Awaited(call, frame["method"], loop.create_future())
+        call.channel.request(_encode(t.JSONRPCRequest(id=oid, **frame)))
+        timer = None
+        if timeout is not None:
+            timer = loop.call_later(timeout, lambda: self._expire(oid, timeout))
+        try:
+            return await waiting.future
+        finally:
+            if timer is not None:
+                timer.cancel()
+            if self.awaited.pop(oid, None) is not None:  # cancelled while it waited
+                _cancel(call, oid, "the request that asked was cancelled")
+
+    def _expire(self, oid: int, timeout: float) -> None:
+        waiting = self.awaited.pop(oid, None)
+        if waiting is None or waiting.future.done():
+            return
+        message = f"the client did not answer {waiting.method} within {timeout:g} s"
+        waiting.future.set_exception(TimeoutError(message))
+        _cancel(waiting.call, oid, "timed out")
 
     def ask(self, call: Call, out: InputRequired, rerun: Rerun) -> Outcome:
         """Send `out`'s input requests for `call` (DEFERRED: the reply comes once the
         client has answered them all), or, with state only, run the handler again now."""
+        check_mixing(call, out.state)
         call.rounds += 1
         if call.rounds > MAX_ROUNDS:
             return rpc.error_frame(call.request_id, INTERNAL_ERROR, "too many input rounds")
@@ -82,7 +174,13 @@ class LegacyBridge:
     def answer(self, frame: rpc.Frame, kind: int, channel: Channel) -> None:
         """A response frame from the client (`kind`: RESPONSE or ERROR); late or
         unsolicited ones are ignored."""
-        pending = self.outbound.pop(frame.id, None) if type(frame.id) is int else None
+        if type(frame.id) is not int:
+            return
+        waiting = self.awaited.pop(frame.id, None)
+        if waiting is not None:  # an awaited request: the handler resumes where it waits
+            waiting.settle(frame, kind)
+            return
+        pending = self.outbound.pop(frame.id, None)
         if pending is None:
             return
         key, method = pending.waiting.pop(frame.id)
@@ -119,6 +217,15 @@ class LegacyBridge:
 
     def close(self) -> None:
         self.outbound.clear()
+        for waiting in self.awaited.values():
+            waiting.future.cancel()
+        self.awaited.clear()
+
+
+def _cancel(call: Call, oid: int, reason: str) -> None:
+    """Tell the client to stop working on request `oid` (best effort: its stream)."""
+    params = t.CancelledNotificationParams(request_id=oid, reason=reason)
+    call.channel.notify(_encode(t.CancelledNotification(params=params)))
 
 
 def _error_text(error: Any) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import abc
 import enum
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Final, Protocol, TypeAlias
 
 import msgspec
@@ -110,11 +110,19 @@ class RunningTask(Protocol):
     def note_progress(self, progress: float, total: float | None, message: str | None) -> None: ...
 
 
+class Asker(Protocol):
+    """How a legacy session sends a server-to-client request for a call and awaits the
+    client's answer (`await ctx.elicit(...)` and the like; see `_awaits`)."""
+
+    def request(self, call: Call, request: Any, timeout: float | None) -> Awaitable[Any]: ...
+
+
 class Call:
     """One request being served: who asked, in which era and revision, and where its
     notifications go."""
 
     __slots__ = (
+        "asker",
         "cancel_hook",
         "cancelled",
         "caps",
@@ -166,6 +174,7 @@ class Call:
         self.last_progress: float | None = None
         self.task: RunningTask | None = None  # the task this call runs as, if any
         self.detachable = False  # may still turn into a task (`await ctx.detach()`)
+        self.asker: Asker | None = None  # a legacy session's, for awaited input requests
 
     def capabilities(self) -> t.ClientCapabilities:
         return msgspec.convert(self.caps, t.ClientCapabilities)

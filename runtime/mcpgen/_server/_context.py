@@ -1,21 +1,27 @@
 """What a handler sees of its request, and how it asks the client for more input.
 
 `Context` is passed to any handler parameter annotated with it. A handler that needs
-input from the user or the client's model returns `InputRequired({...}, state=...)`
-built with `elicit_form`, `elicit_url`, `sample` and `list_roots`. The library turns
-that into an input-required result with sealed `requestState` (modern requests) or
-into real server-to-client requests (legacy sessions); either way the same handler is
-called again with the answers in `ctx.input_responses` and its state in `ctx.state`.
+input from the user or the client's model has two styles (one per call):
+
+- it returns `InputRequired({...}, state=...)` built with `elicit_form`, `elicit_url`,
+  `sample` and `list_roots`. The library turns that into an input-required result with
+  sealed `requestState` (modern requests) or into real server-to-client requests
+  (legacy sessions); either way the same handler is called again with the answers in
+  `ctx.input_responses` and its state in `ctx.state`;
+- it awaits `ctx.elicit(...)`, `ctx.elicit_url(...)`, `ctx.sample(...)` or
+  `ctx.list_roots()`: in a legacy session a real request, awaited; in a modern request
+  or a task the handler is replayed from the top each round (`_awaits`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Coroutine, Generator, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 from msgspec import UNSET
 
+from mcpgen._server._awaits import DEFAULT_TIMEOUT, Awaits, await_input
 from mcpgen._server._call import Call
 from mcpgen_types import latest as t
 
@@ -155,13 +161,20 @@ def list_roots() -> t.ListRootsRequest:
     return t.ListRootsRequest()
 
 
+R = TypeVar("R")
+# The request builders, under names the Context's own methods do not shadow.
+_form_request, _url_request, _sample_request = elicit_form, elicit_url, sample
+_roots_request = list_roots
+
+
 class Context:
     """The request a handler is serving. Cheap: created only for handlers that ask."""
 
-    __slots__ = ("_call",)
+    __slots__ = ("_awaits", "_call")
 
     def __init__(self, call: Call) -> None:
         self._call = call
+        self._awaits: Awaits | None = None
 
     # -- identity --------------------------------------------------------------------------
     @property
@@ -213,6 +226,64 @@ class Context:
     def input(self, key: str) -> Any:
         """The answer to input request `key`, or None if there is none yet."""
         return self._call.input_responses.get(key)
+
+    # -- await-style input (docs/guide/input-requests.md) --------------------------------------
+    # In a modern request or a task the handler runs again from the top for every answer:
+    # code before an await runs once per round there (once in a legacy session).
+    async def elicit(
+        self,
+        message: str,
+        schema: Mapping[str, Any] | type,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> t.ElicitResult:
+        """Ask the user to fill a flat form (`schema`: a JSON Schema object of primitive
+        properties, or a msgspec Struct class) and return the answer: `action` is
+        "accept" (with `content`), "decline" or "cancel". Raises McpError when the client
+        cannot elicit; `timeout` (legacy sessions) raises TimeoutError."""
+        return await self._ask(_form_request(message, schema), t.ElicitResult, timeout)
+
+    async def elicit_url(
+        self, message: str, url: str, *, timeout: float | None = DEFAULT_TIMEOUT
+    ) -> t.ElicitResult:
+        """Ask the user to visit `url` (out-of-band flows); "accept" means they agreed to
+        open it, not that the flow there finished."""
+        return await self._ask(_url_request(message, url), t.ElicitResult, timeout)
+
+    async def sample(
+        self,
+        messages: list[t.SamplingMessage] | str,
+        max_tokens: int,
+        *,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: list[str] | None = None,
+        model_preferences: t.ModelPreferences | None = None,
+        tools: list[t.Tool] | None = None,
+        tool_choice: t.ToolChoice | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> t.CreateMessageResult:
+        """Ask the client's model for a completion (a string is one user message)."""
+        request = _sample_request(
+            messages,
+            max_tokens,
+            system_prompt=system_prompt,
+            temperature=temperature,
+            stop_sequences=stop_sequences,
+            model_preferences=model_preferences,
+            tools=tools,
+            tool_choice=tool_choice,
+        )
+        return await self._ask(request, t.CreateMessageResult, timeout)
+
+    async def list_roots(self, *, timeout: float | None = DEFAULT_TIMEOUT) -> t.ListRootsResult:
+        """The client's filesystem roots."""
+        return await self._ask(_roots_request(), t.ListRootsResult, timeout)
+
+    async def _ask(self, request: Any, result: type[R], timeout: float | None) -> R:
+        if self._awaits is None:
+            self._awaits = Awaits()
+        return await await_input(self._call, self._awaits, request, result, timeout)
 
     # -- tasks (the io.modelcontextprotocol/tasks extension) --------------------------------
     @property

@@ -27,6 +27,7 @@ from mcpgen._protocol import (
     SUPPORTED,
     downgrade,
 )
+from mcpgen._server._bridge import Loop
 from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, Listener
 from mcpgen._server._defs import CompletionDef, PromptDef, ResourceDef, TemplateDef, ToolDef
 from mcpgen._server._state import Sealer
@@ -89,6 +90,7 @@ class ServerCore:
         task_store: TaskStore | None = None,
         task_ttl_ms: int | None = 3_600_000,
         task_poll_ms: int = 1000,
+        loop: Callable[[], Loop] | None = None,
     ) -> None:
         self.info = info
         self.instructions = instructions
@@ -103,6 +105,7 @@ class ServerCore:
         self.legacy_sessions: set[LegacySession] = set()
         self.bus: Bus = bus if bus is not None else InMemoryBus()
         self.registry = registry
+        self.loop = loop  # the running event loop: legacy sessions' awaited input requests
         self.tasks = TaskRunner(
             task_store if task_store is not None else InMemoryTaskStore(),
             spawn=spawn,

@@ -17,6 +17,14 @@ import msgspec
 
 from mcpgen import _protocol as proto
 from mcpgen._errors import McpError
+from mcpgen._server._awaits import (
+    CARRIED,
+    InputPending,
+    check_mixing,
+    input_request_method,
+    input_response,
+    missing_capability,
+)
 from mcpgen._server._context import InputRequired
 from mcpgen._server._state import Sealer
 from mcpgen_types import latest as t
@@ -38,6 +46,7 @@ class _Digest(Protocol):
 
 
 __all__ = [
+    "awaited_round",
     "input_request_method",
     "input_required",
     "input_response",
@@ -47,61 +56,25 @@ __all__ = [
 ]
 
 
-def input_request_method(request: Any) -> str:
-    tag = type(request).__struct_config__.tag
-    if not isinstance(tag, str) or tag not in t.METHODS or t.METHODS[tag].direction != "input":
-        raise TypeError(
-            f"not an input request: {request!r} (use elicit_form, elicit_url, sample, list_roots)"
-        )
-    return tag
-
-
-def input_response(method: str, raw: Any) -> Any:
-    """A client's answer, typed by the method of the request it answers."""
-    result_type = t.METHODS[method].result
-    if isinstance(raw, msgspec.Raw):
-        return msgspec.json.decode(raw, type=result_type)
-    return msgspec.convert(raw, result_type)
-
-
-def _required(
-    caps: dict[str, Any], request: Any, method: str, modern: bool
-) -> dict[str, Any] | None:
-    """The capability a request needs and the client lacks, or None."""
-    if method == "elicitation/create":
-        elicitation = caps.get("elicitation")
-        url = request.params.mode == "url"
-        if not isinstance(elicitation, dict):
-            return {"elicitation": {"url": {}} if url else {}}
-        if url and "url" not in elicitation:
-            return {"elicitation": {"url": {}}}
-        if not url and elicitation and "form" not in elicitation:
-            return {"elicitation": {"form": {}}}
-        return None
-    if method == "sampling/createMessage":
-        sampling = caps.get("sampling")
-        if not isinstance(sampling, dict):
-            return {"sampling": {}}
-        if request.params.tools is not msgspec.UNSET and "tools" not in sampling:
-            return {"sampling": {"tools": {}}}
-        return None
-    if method == "roots/list":
-        return None if isinstance(caps.get("roots"), dict) else {"roots": {}}
-    return None
-
-
 def request_kinds(call: Call, out: InputRequired) -> dict[str, str]:
     """The method of each input request, once the client declared what each one needs."""
+    check_mixing(call, out.state)
     kinds = {}
     for key, request in out.requests.items():
         method = input_request_method(request)
-        missing = _required(call.caps, request, method, modern=True)
+        missing = missing_capability(call.caps, request, method)
         if missing is not None:
             raise proto.missing_capability(
                 missing, f"{call.method} needs the client capability {missing}"
             )
         kinds[key] = method
     return kinds
+
+
+def awaited_round(pending: InputPending) -> InputRequired:
+    """The round an unanswered await ends: its request, and the answers so far as the
+    state the next round opens (see `_awaits`)."""
+    return InputRequired({pending.key: pending.request}, state={CARRIED: pending.answered})
 
 
 def input_required(
@@ -171,7 +144,7 @@ def legacy_input_request(version: str, caps: dict[str, Any], request: Any) -> di
     """`method` and `params` of the real request a legacy session receives."""
     method = input_request_method(request)
     info = proto.legacy_methods(version).get(method)
-    missing = _required(caps, request, method, modern=False)
+    missing = missing_capability(caps, request, method)
     if info is None or (
         method == "elicitation/create"
         and request.params.mode == "url"

@@ -12,7 +12,6 @@ handlers' input requests.
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Coroutine
 from types import CoroutineType
@@ -24,6 +23,7 @@ from msgspec import UNSET
 from mcpgen import _jsonrpc as rpc
 from mcpgen import _protocol as proto
 from mcpgen._errors import McpError
+from mcpgen._server._awaits import InputPending
 from mcpgen._server._batch import receive_batch
 from mcpgen._server._bridge import LegacyBridge
 from mcpgen._server._bus import RESOURCE, ChangeEvent, Listener, uri_covers
@@ -38,8 +38,9 @@ from mcpgen._server._call import (
 )
 from mcpgen._server._context import InputRequired
 from mcpgen._server._core import ServerCore
+from mcpgen._server._legacy import LegacyState, client_methods
 from mcpgen._server._methods import METHODS, MethodSpec, check_headers, initialize_result
-from mcpgen._server._mrtr import input_required, open_retry
+from mcpgen._server._mrtr import awaited_round, input_required, open_retry
 from mcpgen.stores import SessionState
 from mcpgen_types.latest import INTERNAL_ERROR
 
@@ -61,30 +62,6 @@ class _MetaProbe(msgspec.Struct, gc=False):
 _probe = msgspec.json.Decoder(_MetaProbe)
 
 
-@functools.cache
-def _client_methods(version: str) -> frozenset[str]:
-    """The requests a client may send in the legacy revision `version`."""
-    return frozenset(
-        method
-        for method, info in proto.legacy_methods(version).items()
-        if info.direction in ("client_to_server", "both")
-    )
-
-
-class _Legacy:
-    """The state an `initialize` handshake creates (legacy era only)."""
-
-    __slots__ = ("caps", "info", "initialized", "log_rank", "subscriptions", "version")
-
-    def __init__(self, version: str, caps: dict[str, Any], info: dict[str, Any]) -> None:
-        self.version = version
-        self.caps = caps
-        self.info = info
-        self.initialized = False
-        self.log_rank: int = 0  # every level until logging/setLevel says otherwise
-        self.subscriptions: set[str] = set()
-
-
 class Session:
     """The protocol state of one connection (modern requests need none; a legacy
     `initialize` handshake creates some). Transports see it as a `SessionPort`."""
@@ -92,7 +69,7 @@ class Session:
     def __init__(self, core: ServerCore, channel: Channel | None = None) -> None:
         self.core = core
         self.channel = channel  # session-level frames (legacy list_changed ...)
-        self.legacy: _Legacy | None = None
+        self.legacy: LegacyState | None = None
         self.bridge: LegacyBridge | None = None  # with `legacy`
         self.inflight: dict[RequestId, Call] = {}
         self.listens: dict[RequestId, int] = {}
@@ -121,11 +98,11 @@ class Session:
     def from_state(self, state: SessionState) -> None:
         """Continue the legacy session `state` describes (another worker's, maybe)."""
         info = state.client_info or {}
-        legacy = self.legacy = _Legacy(state.version, state.client_capabilities, info)
+        legacy = self.legacy = LegacyState(state.version, state.client_capabilities, info)
         legacy.initialized, legacy.log_rank = state.initialized, state.log_rank
         legacy.subscriptions = set(state.subscriptions)
         if self.bridge is None:
-            self.bridge = LegacyBridge(state.version, state.client_capabilities)
+            self.bridge = LegacyBridge(state.version, state.client_capabilities, self.core.loop)
         self.core.legacy_sessions.add(self)
 
     # -- entry point -------------------------------------------------------------------------
@@ -278,7 +255,7 @@ class Session:
         if (
             spec is None
             or not spec.legacy  # e.g. tasks/get: 2025-11-25 knows one, of another shape
-            or method not in _client_methods(version)
+            or method not in client_methods(version)
             or not self.core.has_feature(method)
         ):
             return rpc.error_frame(rid, proto.METHOD_NOT_FOUND, f"method not found: {method}")
@@ -290,7 +267,7 @@ class Session:
         meta = meta if type(meta) is dict else {}
         assert legacy is not None
         call = Call(rid, method, "legacy", version, meta, legacy.caps, channel, legacy.log_rank)
-        call.info = legacy.info
+        call.info, call.asker = legacy.info, self.bridge
         return self._dispatch(spec, call, params)
 
     def _initialize(self, rid: RequestId, raw: Any) -> bytes:
@@ -302,8 +279,8 @@ class Session:
         requested = init.protocol_version
         version = requested if requested in proto.LEGACY else proto.LEGACY[-1]
         caps: dict[str, Any] = msgspec.to_builtins(init.capabilities)
-        self.legacy = _Legacy(version, caps, msgspec.to_builtins(init.client_info))
-        self.bridge = LegacyBridge(version, caps)
+        self.legacy = LegacyState(version, caps, msgspec.to_builtins(init.client_info))
+        self.bridge = LegacyBridge(version, caps, self.core.loop)
         self.core.legacy_sessions.add(self)
         result = initialize_result(self.core, version)
         return rpc.result_frame(rid, result)
@@ -335,6 +312,12 @@ class Session:
             return None if call.cancelled else _error(call, exc)
         except Exception as exc:
             return None if call.cancelled else self._internal(call, exc)
+        except InputPending as pending:  # an await with no answer yet ends this round
+            return (
+                None
+                if call.cancelled
+                else self._complete(spec, call, params, awaited_round(pending))
+            )
         except BaseException:
             if call.cancelled:
                 return None  # cancelled: no reply, by the rules of cancellation

@@ -21,11 +21,12 @@ from typing import Any
 import msgspec
 
 from mcpgen._errors import ConfigurationError, McpError
+from mcpgen._server._awaits import InputPending
 from mcpgen._server._call import Call
 from mcpgen._server._content import failure, to_call_result, tool_outcome
 from mcpgen._server._context import Context, Drive, InputRequired, finish
 from mcpgen._server._defs import ToolDef
-from mcpgen._server._mrtr import request_kinds
+from mcpgen._server._mrtr import awaited_round, request_kinds
 from mcpgen._server._state import random_token
 from mcpgen._server._tasks import (
     CANCELLED,
@@ -231,6 +232,8 @@ class TaskRunner:
         except Exception as exc:  # a tool failure is a completed call with isError
             await self._settle(live, COMPLETED, result=failure(tool.name, exc, self.mask_errors))
             return
+        except InputPending as pending:  # an unanswered await: input_required, as below
+            value = awaited_round(pending)
         except BaseException:
             await self._settle(live, CANCELLED)
             raise
@@ -274,7 +277,7 @@ class TaskRunner:
     ) -> None:
         if self._end(live, status, result, error):
             await self._save(live)
-            self._announce(live)
+            self.publish(event(live.state))
 
     def _end(
         self,
@@ -303,9 +306,6 @@ class TaskRunner:
     async def _change(self, live: RunningTask, status: str) -> None:
         live.state.status, live.state.updated_ms = status, self.now_ms()
         await self._save(live)
-        self._announce(live)
-
-    def _announce(self, live: RunningTask) -> None:
         self.publish(event(live.state))
 
     # -- writing records -----------------------------------------------------------------------
@@ -387,7 +387,7 @@ class TaskRunner:
         if live is not None:
             if self._stop(live, "cancelled by the client"):
                 await self._save(live)
-                self._announce(live)
+                self.publish(event(live.state))
             return
         if state.status in TERMINAL:
             return
@@ -439,11 +439,11 @@ class TaskRunner:
     def _expire(self, live: RunningTask) -> None:
         if self._stop(live, "expired"):
             self.save_soon(live)
-            self._announce(live)
+            self.publish(event(live.state))
 
     def close(self) -> None:
         """Server shutdown: every unfinished task of this worker is cancelled."""
         for live in list(self.running.values()):
             if self._stop(live, "the server shut down"):
                 self.save_soon(live)
-                self._announce(live)
+                self.publish(event(live.state))
