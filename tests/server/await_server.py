@@ -16,6 +16,7 @@ import msgspec
 from mcpgen import Context, InputRequired, McpError, Server, elicit_form
 
 RUNS: Counter[str] = Counter()
+CANCELLED: list[str] = []
 AGE = {"type": "object", "properties": {"age": {"type": "integer"}}, "required": ["age"]}
 
 
@@ -95,24 +96,27 @@ def build() -> Server:
         return f"task={task} {name.content['name']} {age.content['age']}; runs={RUNS[tag]}"
 
     @server.tool
-    async def waits(ctx: Context, seconds: float = 30.0) -> str:
+    async def waits(ctx: Context, seconds: float = 30.0, tag: str = "") -> str:
         """Asks with a timeout (legacy sessions) and reports what became of it."""
         try:
             answer = await ctx.elicit("Anyone?", Name, timeout=seconds)
         except TimeoutError as exc:
             return f"timed out: {exc}"
+        except asyncio.CancelledError:
+            CANCELLED.append(tag)
+            raise
         return answer.action
+
+    @server.tool
+    def cancelled() -> list[str]:
+        """The tags of the `waits` calls cancelled while they waited."""
+        return CANCELLED
 
     @server.prompt
     async def greeting(ctx: Context) -> str:
         answer = await ctx.elicit("Whom shall I greet?", Name)
         assert answer.content is not None
         return f"Hello, {answer.content['name']}!"
-
-    @server.tool
-    async def sleeps() -> str:
-        await asyncio.sleep(0)
-        return "slept"
 
     return server
 

@@ -238,6 +238,39 @@ def test_a_task_answered_by_hand_shows_the_await_key() -> None:
     run(main())
 
 
+@pytest.mark.parametrize("link", ["memory", "stdio", "http"])
+def test_cancelling_a_legacy_call_cancels_its_await(
+    link: str, request: pytest.FixtureRequest
+) -> None:
+    """The client gives up on the call (its notifications/cancelled): the handler's
+    await is cancelled where it waits, and the session serves on."""
+    url = request.getfixturevalue("http_url") if link == "http" else None
+    asked = asyncio.Event()
+
+    async def never(params: t.ElicitRequestParams) -> t.ElicitResult:
+        asked.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    tag = f"cancel-{link}"
+
+    async def main() -> str:
+        async with connect(link, url, era="legacy", timeout=15, on_elicitation=never) as c:
+            call = asyncio.ensure_future(c.call_tool("waits", {"tag": tag}))
+            await asyncio.wait_for(asked.wait(), 10)
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            for _ in range(100):
+                seen = await c.call_tool("cancelled")
+                if tag in text(seen):
+                    return text(seen)
+                await asyncio.sleep(0.02)
+            return text(seen)
+
+    assert tag in run(main())
+
+
 # -- the wire, without a client ------------------------------------------------------------------
 def call(rid: int, tool: str, arguments: dict[str, Any], **params: Any) -> bytes:
     return request(rid, "tools/call", {"name": tool, "arguments": arguments, **params}, caps=CAPS)
