@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import re
+import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -400,3 +402,28 @@ def test_legacy_error_answer_raises_in_the_handler() -> None:
         }
 
     asyncio.run(main())
+
+
+# -- the guide -----------------------------------------------------------------------------------
+GUIDE = REPO / "docs" / "guide" / "input-requests.md"
+
+
+def test_the_guides_examples_run_as_written() -> None:
+    blocks = re.findall(r"```python\n(.*?)```", GUIDE.read_text(), flags=re.DOTALL)
+    outputs = []
+    for block in blocks:
+        done = subprocess.run(
+            [sys.executable, "-c", block],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=REPO,
+        )
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    assert outputs == [
+        "modern 2 seat(s) for Ada: Sun, sea, and no meetings.\n"
+        "legacy 2 seat(s) for Ada: Sun, sea, and no meetings.\n",
+        "modern accept: /tmp/old.txt\nlegacy accept: /tmp/old.txt\n",
+    ]
