@@ -95,6 +95,17 @@ def build() -> Server:
         task = ctx.task_id is not None
         return f"task={task} {name.content['name']} {age.content['age']}; runs={RUNS[tag]}"
 
+    @server.tool(task="optional", detach=True)
+    async def staged(ctx: Context, tag: str) -> str:
+        """Asks inside the request, detaches into a task, and asks again there."""
+        RUNS[tag] += 1
+        name = await ctx.elicit("Your name?", Name)
+        await ctx.detach()
+        age = await ctx.elicit("Your age?", AGE)
+        assert name.content is not None and age.content is not None
+        task = ctx.task_id is not None
+        return f"task={task} {name.content['name']} {age.content['age']}; runs={RUNS[tag]}"
+
     @server.tool
     async def waits(ctx: Context, seconds: float = 30.0, tag: str = "") -> str:
         """Asks with a timeout (legacy sessions) and reports what became of it."""

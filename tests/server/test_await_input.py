@@ -214,6 +214,24 @@ def test_a_task_waits_for_its_awaited_input() -> None:
     assert answers.asked == ["Your name?", "Your age?"]
 
 
+@pytest.mark.parametrize("era", ERAS)
+def test_a_detaching_handler_awaits_before_and_after(era: str) -> None:
+    """Modern: one request round before the detach, then a task round after it (three
+    runs); legacy: no tasks, real requests, one run."""
+    answers = Answers({"name": "Ada"}, {"age": 36})
+
+    async def main() -> str:
+        async with Client.memory(build(), **answers.options(era)) as c:
+            handle = await c.call_tool("staged", {"tag": f"staged-{era}"}, task=True)
+            if isinstance(handle, ToolTask):
+                return text(await handle.result(timeout=10))
+            return text(handle)
+
+    expected = "task=True Ada 36; runs=3" if era == "modern" else "task=False Ada 36; runs=1"
+    assert run(main()) == expected
+    assert answers.asked == ["Your name?", "Your age?"]
+
+
 def test_a_task_answered_by_hand_shows_the_await_key() -> None:
     async def main() -> None:
         async with Client.memory(build(), on_elicitation=Answers().elicit) as c:
