@@ -4,7 +4,8 @@ Modern: a handler's InputRequired becomes an input-required result whose
 `requestState` seals the handler state plus which method each input key asked for
 (so a stateless retry can type the answers). Legacy: each input request becomes a
 real server-to-client request in the session's revision; the answers are typed the
-same way and handed to the same handler.
+same way and handed to the same handler. An unanswered await of the await style
+(`_awaits.InputPending`) becomes a round of the same shape (`awaited_round`).
 """
 
 from __future__ import annotations
