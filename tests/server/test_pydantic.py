@@ -36,6 +36,7 @@ from mcpgen._errors import ConfigurationError
 from tests import tooling
 from tests.server.harness import Client, request
 from tests.server.output_matrix import ABSENT, Case
+from tests.server.test_tasks import call, run, settle
 
 MODERN, LEGACY = "2026-07-28", "2025-11-25"
 REPO = Path(__file__).resolve().parents[2]
@@ -310,6 +311,51 @@ def test_a_model_without_output_schema_goes_out_as_json() -> None:
     result = _call("unknown", {})
     assert result["structuredContent"] == {"x": 2.5, "y": 0.0}
     assert json.loads(result["content"][0]["text"]) == {"x": 2.5, "y": 0.0}
+
+
+def test_a_pydantic_dataclass_return() -> None:
+    boxes = Server("boxes")
+
+    @boxes.tool()
+    def spanning(points: list[Point]) -> Box:
+        xs, ys = [p.x for p in points], [p.y for p in points]
+        return Box(low=Point(x=min(xs), y=min(ys)), high=Point(x=max(xs), y=max(ys)))
+
+    client = Client(boxes)
+    listed = client.reply(request(1, "tools/list"))
+    assert listed is not None
+    schema = listed["result"]["tools"][0]["outputSchema"]
+    assert schema["properties"]["low"] == {"$ref": "#/$defs/Point"}
+    points = [{"x": 1, "y": 5}, {"x": -1, "y": 2}]
+    reply = client.reply(
+        request(2, "tools/call", {"name": "spanning", "arguments": {"points": points}})
+    )
+    assert reply is not None
+    structured = reply["result"]["structuredContent"]
+    assert structured == {"low": {"x": -1.0, "y": 2.0}, "high": {"x": 1.0, "y": 5.0}}
+    jsonschema_rs.validate(schema, structured)
+
+
+def test_a_task_tool_with_pydantic_arguments() -> None:
+    tasks = Server("pydantic-tasks")
+
+    @tasks.tool(task="optional")
+    async def plan(route: Route) -> Summary:
+        return Summary(total_length=1.5, stops=len(route.stops), unit=route.unit)
+
+    async def body(c: Client) -> None:
+        created = (await call(c, "plan", {"route": ROUTE}))["result"]
+        done = await settle(c, created["taskId"])
+        assert done["status"] == "completed"
+        assert done["result"]["structuredContent"] == {
+            "totalLength": 1.5,
+            "stops": 2,
+            "unit": "ft",
+        }
+        refused = (await call(c, "plan", {"route": {"stops": 1}}))["result"]
+        assert refused["isError"] is True and "`$.route.routeName`" in refused["content"][0]["text"]
+
+    run(tasks, body)
 
 
 def test_a_signature_pydantic_cannot_describe_is_refused() -> None:
