@@ -22,6 +22,7 @@ import os
 import signal
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -356,6 +357,22 @@ def test_a_task_tool_with_pydantic_arguments() -> None:
         assert refused["isError"] is True and "`$.route.routeName`" in refused["content"][0]["text"]
 
     run(tasks, body)
+
+
+def test_parameter_names_that_clash_with_pydantics_own() -> None:
+    named = Server("named")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+
+        @named.tool()
+        def describe(schema: Point, model_name: str, json: int = 1) -> str:
+            return f"{model_name}:{schema.x}:{json}"
+
+    arguments = {"schema": {"x": 4}, "model_name": "m", "json": 2}
+    reply = Client(named).reply(
+        request(1, "tools/call", {"name": "describe", "arguments": arguments})
+    )
+    assert reply is not None and reply["result"]["content"][0]["text"] == "m:4.0:2"
 
 
 def test_a_signature_pydantic_cannot_describe_is_refused() -> None:

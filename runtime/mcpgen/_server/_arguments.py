@@ -19,7 +19,7 @@ import msgspec
 from mcpgen._errors import ConfigurationError
 from mcpgen._protocol import mcp_header_params
 from mcpgen._server import _pydantic
-from mcpgen._server._content import CONTENT_TYPES, ArgumentsError
+from mcpgen._server._content import ARGUMENTS_GUIDANCE, CONTENT_TYPES, ArgumentsError
 from mcpgen._server._context import InputRequired
 from mcpgen_types import latest as t
 
@@ -278,9 +278,6 @@ def _jsonschema_rs() -> Any:
     return jsonschema_rs
 
 
-_GUIDANCE = "Check the tool's inputSchema and call it again with corrected arguments."
-
-
 class StructArguments:
     """Conversion into a msgspec struct (`call_tool` does the same inline: its hot path)."""
 
@@ -293,7 +290,7 @@ class StructArguments:
         try:
             return msgspec.structs.asdict(msgspec.convert(arguments, self._type))
         except msgspec.ValidationError as exc:
-            raise ArgumentsError(f"{exc}. {_GUIDANCE}") from None
+            raise ArgumentsError(f"{exc}. {ARGUMENTS_GUIDANCE}") from None
 
 
 class RawArguments:

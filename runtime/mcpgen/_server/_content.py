@@ -43,6 +43,9 @@ _json = msgspec.json.Encoder()
 log = logging.getLogger("mcpgen.server")
 
 
+ARGUMENTS_GUIDANCE = "Check the tool's inputSchema and call it again with corrected arguments."
+
+
 class ArgumentsError(ValueError):
     """A call's arguments do not fit the tool's input schema; the message says where
     and why, for the model to correct them (the call answers with a tool error)."""

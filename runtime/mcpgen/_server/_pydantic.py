@@ -18,12 +18,13 @@ import dataclasses
 import inspect
 import sys
 import typing
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin
 
 import msgspec
 
-from mcpgen._server._content import ArgumentsError
+from mcpgen._server._content import ARGUMENTS_GUIDANCE, ArgumentsError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -34,7 +35,6 @@ __all__ = ["ArgumentsModel", "involves", "meta_keywords", "output_schema"]
 # Annotated metadata only pydantic acts on (msgspec would silently ignore it).
 _METADATA_PACKAGES = frozenset({"pydantic", "pydantic_core", "annotated_types"})
 EMPTY = inspect.Parameter.empty
-_GUIDANCE = "Check the tool's inputSchema and call it again with corrected arguments."
 
 
 def involves(annotation: Any, default: Any = None) -> bool:
@@ -105,10 +105,15 @@ class ArgumentsModel:
             name: (_for_pydantic(annotation, translate), ... if default is EMPTY else default)
             for name, annotation, default in fields
         }
+        # Parameter names are the handler's to choose: `model_name` or `schema` must
+        # neither warn nor fail for clashing with pydantic's own namespace.
+        config = ConfigDict(extra="ignore", protected_namespaces=())
         try:
-            self._model: type[BaseModel] = create_model(
-                f"{tool}_arguments", __config__=ConfigDict(extra="ignore"), **definitions
-            )
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", "Field name .* shadows", UserWarning)
+                self._model: type[BaseModel] = create_model(
+                    f"{tool}_arguments", __config__=config, **definitions
+                )
             schema = self._model.model_json_schema()
         except Exception as exc:  # pydantic's errors are not TypeErrors
             raise TypeError(f"{type(exc).__name__}: {exc}") from None
@@ -160,7 +165,7 @@ def _describe(exc: ValidationError) -> str:
     parts = [f"{e['msg']} - at `{_path(e['loc'])}`" for e in errors[:10]]
     if len(errors) > 10:
         parts.append(f"and {len(errors) - 10} more")
-    return "; ".join(parts) + ". " + _GUIDANCE
+    return "; ".join(parts) + ". " + ARGUMENTS_GUIDANCE
 
 
 def _path(loc: tuple[int | str, ...]) -> str:
