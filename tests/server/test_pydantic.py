@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import enum
 import json
 import os
@@ -357,6 +358,31 @@ def test_a_task_tool_with_pydantic_arguments() -> None:
         assert refused["isError"] is True and "`$.route.routeName`" in refused["content"][0]["text"]
 
     run(tasks, body)
+
+
+@dataclasses.dataclass
+class Labelled:
+    label: str
+    at: Point
+
+
+def test_models_found_inside_containers_and_plain_dataclasses() -> None:
+    nested = Server("nested")
+
+    @nested.tool()
+    def place(by_name: dict[str, Point], pin: Labelled) -> str:
+        assert isinstance(by_name["a"], Point) and isinstance(pin.at, Point)
+        return f"{pin.label}:{by_name['a'].x + pin.at.x}"
+
+    arguments = {"by_name": {"a": {"x": 1}}, "pin": {"label": "p", "at": {"x": 2}}}
+    client = Client(nested)
+    reply = client.reply(request(1, "tools/call", {"name": "place", "arguments": arguments}))
+    assert reply is not None and reply["result"]["content"][0]["text"] == "p:3.0"
+    listed = client.reply(request(2, "tools/list"))
+    assert listed is not None
+    schema = listed["result"]["tools"][0]["inputSchema"]
+    assert schema["properties"]["by_name"]["additionalProperties"] == {"$ref": "#/$defs/Point"}
+    assert schema["$defs"]["Labelled"]["properties"]["at"] == {"$ref": "#/$defs/Point"}
 
 
 def test_parameter_names_that_clash_with_pydantics_own() -> None:
