@@ -35,6 +35,9 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from mcpgen import Header, Server
 from mcpgen._errors import ConfigurationError
+from mcpgen._server._content import ArgumentsError
+from mcpgen._server._context import Context
+from mcpgen._server._defs import build_tool
 from tests import tooling
 from tests.server.harness import Client, request
 from tests.server.output_matrix import ABSENT, Case
@@ -399,6 +402,48 @@ def test_parameter_names_that_clash_with_pydantics_own() -> None:
         request(1, "tools/call", {"name": "describe", "arguments": arguments})
     )
     assert reply is not None and reply["result"]["content"][0]["text"] == "m:4.0:2"
+
+
+def test_every_tool_binds_its_arguments_the_same_way() -> None:
+    """`ToolDef.validator.bind` for each kind of tool; for a msgspec tool it says what
+    call_tool's inline conversion (the hot path) says."""
+    plain = build_tool(lambda a, b=2: a + b, Context, name="plain")
+    raw = build_tool(
+        lambda **kw: kw,
+        Context,
+        name="raw",
+        input_schema={"type": "object", "properties": {"a": {"type": "integer"}}},
+    )
+    assert plain.args_type is not None and raw.args_type is None
+    assert plain.validator.bind({"a": 1}) == {"a": 1, "b": 2}
+    assert raw.validator.bind({"a": 1, "z": 0}) == {"a": 1, "z": 0}
+    with pytest.raises(ArgumentsError) as caught:
+        raw.validator.bind({"a": "x"})
+    assert str(caught.value) == 'a: "x" is not of type "integer"'
+
+    typed = Server("typed")
+
+    @typed.tool()
+    def add(a: int, b: int = 2) -> int:
+        return a + b
+
+    tool = build_tool(add, Context)
+    with pytest.raises(ArgumentsError) as caught:
+        tool.validator.bind({"a": "x"})
+    reply = Client(typed).reply(request(1, "tools/call", {"name": "add", "arguments": {"a": "x"}}))
+    assert reply is not None
+    assert (
+        reply["result"]["content"][0]["text"] == f"Invalid arguments for tool 'add': {caught.value}"
+    )
+
+    def pick(p: Point, n: int = 1) -> Point:
+        return p
+
+    model = build_tool(pick, Context)
+    assert model.args_type is None
+    assert model.validator.bind({"p": {"x": 1}}) == {"p": Point(x=1.0), "n": 1}
+    with pytest.raises(ArgumentsError, match=r"Field required - at `\$\.p\.x`"):
+        model.validator.bind({"p": {}})
 
 
 def test_a_signature_pydantic_cannot_describe_is_refused() -> None:
