@@ -23,6 +23,7 @@ import os
 import signal
 import subprocess
 import sys
+import types
 import warnings
 from pathlib import Path
 from typing import Annotated, Any
@@ -497,6 +498,22 @@ async def main() -> None:
 asyncio.run(main())
 print(sorted(m for m in sys.modules if m.partition(".")[0] in ("pydantic", "pydantic_core")))
 """
+
+
+def test_pydantic_1_in_sys_modules_leaves_tools_to_msgspec(monkeypatch: pytest.MonkeyPatch) -> None:
+    old = types.ModuleType("pydantic")
+    old.VERSION = "1.10.13"  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "pydantic", old)
+    plain = Server("plain")
+
+    @plain.tool()
+    def add(a: int, b: list[int]) -> dict[str, int]:
+        return {"sum": a + sum(b)}
+
+    reply = Client(plain).reply(
+        request(1, "tools/call", {"name": "add", "arguments": {"a": 1, "b": [2]}})
+    )
+    assert reply is not None and reply["result"]["structuredContent"] == {"sum": 3}
 
 
 def test_import_and_a_plain_tool_do_not_import_pydantic() -> None:

@@ -42,8 +42,9 @@ def involves(annotation: Any, default: Any = None) -> bool:
     a return annotation needs pydantic: a model, a pydantic dataclass, pydantic or
     annotated-types metadata, anywhere inside (containers, unions, Annotated, the fields
     of dataclasses, TypedDicts and msgspec structs)."""
-    if "pydantic" not in sys.modules:
-        return False
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is None or str(getattr(pydantic, "VERSION", "1")).startswith("1."):
+        return False  # not imported, or pydantic 1 (its models stay unsupported)
     if _is_pydantic_metadata(default):
         return True
     return _walk(annotation, set())
