@@ -149,13 +149,15 @@ def _for_pydantic(annotation: Any, translate: Translate) -> Any:
     return Annotated[(base, *out)]
 
 
+_META = (
+    *("gt", "ge", "lt", "le", "multiple_of", "pattern", "min_length", "max_length"),
+    *("title", "description", "examples"),
+)
+
+
 def meta_keywords(meta: msgspec.Meta) -> dict[str, Any]:
     """`msgspec.Meta` constraints and documentation as pydantic `Field` keywords."""
-    names = ("gt", "ge", "lt", "le", "multiple_of", "pattern", "min_length", "max_length")
-    keywords = {name: getattr(meta, name) for name in names if getattr(meta, name) is not None}
-    for name in ("title", "description", "examples"):
-        if getattr(meta, name) is not None:
-            keywords[name] = getattr(meta, name)
+    keywords = {name: getattr(meta, name) for name in _META if getattr(meta, name) is not None}
     if meta.extra_json_schema is not None:
         keywords["json_schema_extra"] = dict(meta.extra_json_schema)
     return keywords
