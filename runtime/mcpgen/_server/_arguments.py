@@ -1,8 +1,9 @@
 """From a handler's signature to what its calls need: the parameters bound from JSON,
-the msgspec struct typed arguments decode into, the input and output JSON Schemas, the
-jsonschema-rs validator of a raw input schema, and the arguments mirrored into
-`Mcp-Param-*` headers. The feature definitions (`_defs`) are built on top of this; it
-knows nothing of tools, resources or prompts beyond their parameters."""
+the msgspec struct typed arguments decode into (or, when pydantic is in the signature,
+the pydantic model of `_pydantic`), the input and output JSON Schemas, the jsonschema-rs
+validation of a raw input schema, and the arguments mirrored into `Mcp-Param-*` headers.
+The feature definitions (`_defs`) are built on top of this; it knows nothing of tools,
+resources or prompts beyond their parameters."""
 
 from __future__ import annotations
 
@@ -11,18 +12,20 @@ import types
 import typing
 from collections import abc
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, get_args, get_origin
+from typing import Annotated, Any, Protocol, get_args, get_origin
 
 import msgspec
 
 from mcpgen._errors import ConfigurationError
 from mcpgen._protocol import mcp_header_params
-from mcpgen._server._content import CONTENT_TYPES
+from mcpgen._server import _pydantic
+from mcpgen._server._content import ARGUMENTS_GUIDANCE, CONTENT_TYPES, ArgumentsError
 from mcpgen._server._context import InputRequired
 from mcpgen_types import latest as t
 
 __all__ = [
     "EMPTY",
+    "Binder",
     "Header",
     "Shape",
     "argument_description",
@@ -41,6 +44,15 @@ class Header(msgspec.Struct, frozen=True):
     `region: Annotated[str, Header("Region")]`."""
 
     name: str
+
+
+class Binder(Protocol):
+    """Validates a call's arguments into the handler's keyword arguments: a msgspec
+    struct's, a raw input schema's (jsonschema-rs) or pydantic's."""
+
+    def bind(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The handler's keyword arguments; raises ArgumentsError."""
+        ...
 
 
 def signature(
@@ -161,6 +173,8 @@ def return_schema(annotation: Any) -> dict[str, Any] | None:
     members = _members(annotation)
     if all(m in (str, type(None), None) for m in members) or _may_hold_content(annotation):
         return None
+    if _pydantic.involves(annotation):
+        return _pydantic.output_schema(annotation)
     try:
         (top,), components = msgspec.json.schema_components(
             [annotation], ref_template="#/$defs/{name}"
@@ -178,10 +192,12 @@ def return_schema(annotation: Any) -> dict[str, Any] | None:
 
 
 class Shape(msgspec.Struct, frozen=True):
-    """What a typed tool's signature gives: its arguments struct and schemas."""
+    """What a typed tool's signature gives: its arguments struct (or the pydantic
+    binder when pydantic is in the signature) and schemas."""
 
     ctx: str | None
-    args_type: type
+    args_type: type | None  # the msgspec struct, None when pydantic validates
+    binder: Binder
     schema: dict[str, Any]
     output_schema: dict[str, Any] | None
     keep: Any = None  # holds what the cache key names by identity (the globals)
@@ -193,7 +209,7 @@ _SHAPES: dict[Any, Shape] = {}
 
 def typed_shape(fn: Callable[..., Any], context_type: type) -> Shape:
     """The arguments struct and schemas of a handler with typed parameters; raises
-    TypeError for a parameter type msgspec cannot decode."""
+    TypeError for a parameter type msgspec (or pydantic) cannot decode."""
     try:
         code, space = fn.__code__, fn.__globals__
         key: Any = (
@@ -211,6 +227,23 @@ def typed_shape(fn: Callable[..., Any], context_type: type) -> Shape:
     if shape is not None:
         return shape
     params, hints, ctx = signature(fn, context_type)
+    output = return_schema(hints.get("return", EMPTY))
+    if any(_pydantic.involves(hints.get(p.name, Any), p.default) for p in params):
+        model = _pydantic.ArgumentsModel(
+            fn.__name__, [(p.name, hints.get(p.name, Any), p.default) for p in params], _keywords
+        )
+        shape = Shape(ctx, None, model, model.schema, output, space)
+    else:
+        args_type, schema = _msgspec_arguments(fn.__name__, params, hints)
+        shape = Shape(ctx, args_type, StructArguments(args_type), schema, output, space)
+    if key is not None and not isinstance(hints, _CallerHints):
+        _SHAPES[key] = shape
+    return shape
+
+
+def _msgspec_arguments(
+    name: str, params: list[inspect.Parameter], hints: dict[str, Any]
+) -> tuple[type, dict[str, Any]]:
     fields: list[tuple[Any, ...]] = []
     for p in params:
         annotation = _with_header_meta(hints.get(p.name, Any))
@@ -218,15 +251,21 @@ def typed_shape(fn: Callable[..., Any], context_type: type) -> Shape:
             fields.append((p.name, annotation))
         else:
             fields.append((p.name, annotation, p.default))
-    args_type = msgspec.defstruct(f"{fn.__name__}_arguments", fields, kw_only=True)
+    args_type = msgspec.defstruct(f"{name}_arguments", fields, kw_only=True)
     msgspec.json.Decoder(args_type)  # rejects unsupported parameter types now
     schema = _object_schema(args_type)
     if not params:
         schema["additionalProperties"] = False
-    shape = Shape(ctx, args_type, schema, return_schema(hints.get("return", EMPTY)), space)
-    if key is not None and not isinstance(hints, _CallerHints):
-        _SHAPES[key] = shape
-    return shape
+    return args_type, schema
+
+
+def _keywords(extra: Any) -> dict[str, Any] | None:
+    """Our `Annotated` markers as pydantic `Field` keywords (for pydantic signatures)."""
+    if isinstance(extra, Header):
+        return {"json_schema_extra": {"x-mcp-header": extra.name}}
+    if isinstance(extra, msgspec.Meta):
+        return _pydantic.meta_keywords(extra)
+    return None
 
 
 def _jsonschema_rs() -> Any:
@@ -239,8 +278,42 @@ def _jsonschema_rs() -> Any:
     return jsonschema_rs
 
 
-def raw_validator(tool_name: str, input_schema: dict[str, Any]) -> Any:
-    """A jsonschema-rs validator for a tool registered with a raw input schema."""
+class StructArguments:
+    """Conversion into a msgspec struct (`call_tool` does the same inline: its hot path)."""
+
+    __slots__ = ("_type",)
+
+    def __init__(self, args_type: type) -> None:
+        self._type = args_type
+
+    def bind(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            return msgspec.structs.asdict(msgspec.convert(arguments, self._type))
+        except msgspec.ValidationError as exc:
+            raise ArgumentsError(f"{exc}. {ARGUMENTS_GUIDANCE}") from None
+
+
+class RawArguments:
+    """A raw input schema's validation (jsonschema-rs): the handler gets the arguments
+    as sent once they validate."""
+
+    __slots__ = ("_validator",)
+
+    def __init__(self, validator: Any) -> None:
+        self._validator = validator
+
+    def bind(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        errors = [
+            f"{'/'.join(map(str, e.instance_path)) or '(root)'}: {e.message}"
+            for e in self._validator.iter_errors(arguments)
+        ]
+        if errors:
+            raise ArgumentsError("; ".join(errors[:10]))
+        return dict(arguments)
+
+
+def raw_validator(tool_name: str, input_schema: dict[str, Any]) -> Binder:
+    """The validation of a tool registered with a raw input schema."""
     if input_schema.get("type") != "object":
         raise ConfigurationError(f"tool {tool_name!r}: inputSchema needs type 'object' at its root")
     jsonschema_rs = _jsonschema_rs()
@@ -250,7 +323,7 @@ def raw_validator(tool_name: str, input_schema: dict[str, Any]) -> Any:
             "(pip install 'mcpgen[validation]'), or declare typed parameters instead"
         )
     try:
-        return jsonschema_rs.validator_for(input_schema)
+        return RawArguments(jsonschema_rs.validator_for(input_schema))
     except Exception as exc:
         raise ConfigurationError(f"tool {tool_name!r}: invalid inputSchema: {exc}") from None
 

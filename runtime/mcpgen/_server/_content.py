@@ -5,13 +5,15 @@ any JSON-able value (a Struct, dataclass, dict, list, number ...): the latter be
 `structuredContent` plus a text block carrying the same JSON, as the spec recommends
 for clients that only read text. A tool that advertises an output schema always sends
 `structuredContent` (clients refuse its result otherwise): whatever it returns, short
-of a whole `CallToolResult`, is the structured value.
+of a whole `CallToolResult`, is the structured value. Pydantic models inside a value are
+dumped in JSON mode by their aliases, as their output schema describes them.
 """
 
 from __future__ import annotations
 
 import base64
 import logging
+import sys
 from typing import Any
 
 import msgspec
@@ -21,6 +23,7 @@ from mcpgen._server._context import InputRequired
 from mcpgen_types import latest as t
 
 __all__ = [
+    "ArgumentsError",
     "audio",
     "embedded_blob",
     "embedded_text",
@@ -38,6 +41,23 @@ CONTENT_TYPES = (t.TextContent, t.ImageContent, t.AudioContent, t.ResourceLink, 
 _json = msgspec.json.Encoder()
 
 log = logging.getLogger("mcpgen.server")
+
+
+ARGUMENTS_GUIDANCE = "Check the tool's inputSchema and call it again with corrected arguments."
+
+
+class ArgumentsError(ValueError):
+    """A call's arguments do not fit the tool's input schema; the message says where
+    and why, for the model to correct them (the call answers with a tool error)."""
+
+
+def _dump_model(value: Any) -> Any:
+    """msgspec's hook for values it cannot convert: pydantic models (pydantic is in
+    `sys.modules` whenever such a value exists), in JSON mode, by alias."""
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is not None and isinstance(value, pydantic.BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
+    raise TypeError(f"Encoding objects of type {type(value).__name__} is unsupported")
 
 
 def _b64(data: bytes | str) -> str:
@@ -101,7 +121,7 @@ def embedded_blob(uri: str, data: bytes | str, mime_type: str | None = None) -> 
 
 def structured(value: Any, *, summary: str | None = None) -> t.CallToolResult:
     """A result with `structuredContent`; the text block is `summary` or the JSON."""
-    data = msgspec.to_builtins(value)
+    data = msgspec.to_builtins(value, enc_hook=_dump_model)
     shown = summary if summary is not None else _json.encode(data).decode()
     return t.CallToolResult(content=[text(shown)], structured_content=data)
 

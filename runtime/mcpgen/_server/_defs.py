@@ -16,6 +16,7 @@ from msgspec import UNSET
 from mcpgen._errors import ConfigurationError
 from mcpgen._server._arguments import (
     EMPTY,
+    Binder,
     Header,
     argument_description,
     header_params,
@@ -113,7 +114,7 @@ class ToolDef(msgspec.Struct, frozen=True):
     is_async: bool
     definition: t.Tool
     args_type: type | None  # the Struct typed arguments convert into
-    validator: Any  # jsonschema-rs validator for a raw input schema, else None
+    validator: Binder  # validates arguments; call_tool inlines it when args_type is set
     context_param: str | None
     headers: Mapping[str, tuple[str, str]]  # lower-case header name -> (property, JSON type)
     task: TaskSupport | None = None  # may run as a task (Tasks extension)
@@ -181,7 +182,7 @@ def build_tool(
             raise ConfigurationError(
                 f"tool {tool_name!r}: unsupported parameter type: {exc}"
             ) from None
-        ctx, args_type, validator = shape.ctx, shape.args_type, None
+        ctx, args_type, validator = shape.ctx, shape.args_type, shape.binder
         schema, auto_output = dict(shape.schema), shape.output_schema
     explicit_output = options.get("output_schema")
     description = options.get("description")

@@ -21,7 +21,7 @@ from msgspec import UNSET
 from mcpgen import _protocol as proto
 from mcpgen._errors import McpError
 from mcpgen._server._call import Call
-from mcpgen._server._content import failure, to_call_result, tool_error
+from mcpgen._server._content import ArgumentsError, failure, to_call_result, tool_error
 from mcpgen._server._context import Context, InputRequired
 from mcpgen._server._peer import LegacyView, SessionView
 from mcpgen._server._state import params_digest
@@ -119,16 +119,11 @@ def call_tool(
                 f"Invalid arguments for tool {tool.name!r}: {exc}. "
                 "Check the tool's inputSchema and call it again with corrected arguments."
             )
-    else:
-        errors = [
-            f"{'/'.join(map(str, e.instance_path)) or '(root)'}: {e.message}"
-            for e in tool.validator.iter_errors(arguments)
-        ]
-        if errors:
-            return tool_error(
-                f"Invalid arguments for tool {tool.name!r}: " + "; ".join(errors[:10])
-            )
-        kwargs = dict(arguments)
+    else:  # a raw input schema, or pydantic parameters
+        try:
+            kwargs = tool.validator.bind(arguments)
+        except ArgumentsError as exc:
+            return tool_error(f"Invalid arguments for tool {tool.name!r}: {exc}")
     if tool.task is not None:
         answer = core.tasks.dispatch(call, tool, kwargs)
         if answer is not None:
