@@ -85,28 +85,73 @@ def test_a_url_reaches_an_http_sse_server() -> None:
         ]
 
 
-def test_console_script_without_typer_says_what_to_install() -> None:
-    code = (
-        "import sys; sys.modules['typer'] = None\n"  # as if the cli extra were missing
-        "from mcpgen_codegen.launch import main\n"
-        "main()\n"
+def test_prompts_resources_templates_and_prompt() -> None:
+    prompts = mcpgen("prompts", *SERVER)
+    assert prompts.returncode == 0, prompts.stderr
+    assert prompts.stdout.splitlines()[:2] == [
+        "test_simple_prompt()  A simple prompt without arguments.",
+        "test_prompt_with_arguments(arg1, arg2)  A prompt with two required arguments.",
+    ]
+    resources = mcpgen("resources", *SERVER)
+    assert resources.returncode == 0, resources.stderr
+    assert (
+        "test://static-text  static-text (text/plain)  A static text resource"
+        in resources.stdout.splitlines()
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    templates = mcpgen("templates", *SERVER)
+    assert templates.stdout.splitlines() == [
+        "test://template/{id}/data  template-data  Data for an id."
+    ]
+    by_pairs = mcpgen("prompt", "test_prompt_with_arguments", "arg1=a", "arg2=b c", *SERVER)
+    assert by_pairs.returncode == 0, by_pairs.stderr
+    assert by_pairs.stdout.splitlines() == [
+        "# A prompt with two required arguments.",
+        "[user]",
+        "Prompt with arguments: arg1='a', arg2='b c'",
+    ]
+    by_json = mcpgen(
+        "prompt", "test_prompt_with_arguments", '{"arg1": "x", "arg2": 2}', "--json", *SERVER
     )
-    assert proc.returncode == 2
-    assert "pip install 'mcpgen[cli]'" in proc.stderr
-    assert "Traceback" not in proc.stderr
+    assert json.loads(by_json.stdout)["messages"] == [
+        {
+            "role": "user",
+            "content": {"type": "text", "text": "Prompt with arguments: arg1='x', arg2='2'"},
+        }
+    ]
+    bad = mcpgen("prompt", "test_prompt_with_arguments", "arg1", *SERVER)
+    assert bad.returncode == 2 and "key=value" in bad.stderr
+    missing = mcpgen("prompt", "no_such_prompt", *SERVER)
+    assert missing.returncode == 1 and "error -32602" in missing.stderr
 
 
-def test_console_script_runs_the_command_line() -> None:
-    code = (
-        "import sys; sys.argv = ['mcpgen', '--help']\n"
-        "from mcpgen_codegen.launch import main\n"
-        "main()\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "regenerate" in proc.stdout and "call" in proc.stdout
+@pytest.mark.parametrize(
+    ("command", "modern_only"),
+    [
+        (("call", "test_simple_text"), {"resultType"}),
+        (("read", "test://static-text"), {"resultType", "ttlMs", "cacheScope"}),
+        (("prompt", "test_simple_prompt"), {"resultType"}),
+    ],
+)
+def test_json_is_the_negotiated_revision_s_wire_result(
+    command: tuple[str, ...], modern_only: set[str]
+) -> None:
+    """A legacy session's result carries no field its revision lacks; a modern one does."""
+    legacy = mcpgen(*command, "--json", "--era", "legacy", *SERVER)
+    assert legacy.returncode == 0, legacy.stderr
+    assert not modern_only & set(json.loads(legacy.stdout))
+    modern = mcpgen(*command, "--json", "--era", "modern", *SERVER)
+    assert modern_only <= set(json.loads(modern.stdout))
+    tools = json.loads(mcpgen("tools", "--json", "--era", "legacy", *SERVER).stdout)
+    assert tools[0] == {
+        "description": "Returns a simple text response.",
+        "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
+        "name": "test_simple_text",
+    }
+
+
+def test_json_of_an_oldest_revision_session() -> None:
+    """2024-11-05 has no structuredContent: a tool's structured result keeps its text only."""
+    with serve(OldServer()) as base:
+        called = mcpgen("call", f"{base}/sse", "echo", '{"text": "hi"}', "--json")
+        assert called.returncode == 0, called.stderr
+        assert json.loads(called.stdout) == {"content": [{"type": "text", "text": "hi"}]}
