@@ -65,6 +65,31 @@ def test_main_job_command_works_in_a_fresh_checkout(tmp_path: Path) -> None:
     need(not offline, f"a package index for the main job's install ({proc.stderr[-300:]})")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     assert proc.stdout.rstrip().endswith("round trip complete"), proc.stdout[-2000:]
+    # That install has the client extra and not the codegen one: the `mcpgen` command runs
+    # the client commands, and the generator's say what to install.
+    venv = checkout / ".venv" / "bin"
+    tools = subprocess.run(
+        [str(venv / "mcpgen"), "tools", "--", str(venv / "python"), "examples/everything.py"],
+        cwd=checkout,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert tools.returncode == 0, tools.stderr
+    assert "test_simple_text()" in tools.stdout
+    regenerate = subprocess.run(
+        [str(venv / "mcpgen"), "regenerate", "--check"],
+        cwd=checkout,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert regenerate.returncode == 2
+    assert "pip install 'mcpgen[codegen]'" in regenerate.stderr
 
 
 # -- the README's Python snippets run as written --------------------------------------------------

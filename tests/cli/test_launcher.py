@@ -81,3 +81,10 @@ def test_with_everything_each_entry_runs_every_command(schema_dir: Path) -> None
     check = launch("regenerate", "--check", "--root", str(REPO), "--schema-dir", str(schema_dir))
     assert check.returncode == 0, check.stderr
     assert "generated code is up to date" in check.stdout
+
+
+def test_without_httpx_a_url_says_to_install_the_client_extra() -> None:
+    proc = launch("tools", "http://127.0.0.1:9/mcp", block=("httpx",))
+    assert proc.returncode == 2
+    assert "pip install 'mcpgen[client]'" in proc.stderr
+    assert "Traceback" not in proc.stderr
