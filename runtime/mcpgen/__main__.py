@@ -4,4 +4,5 @@ from __future__ import annotations
 
 from mcpgen.cli import main
 
-main()
+if __name__ == "__main__":  # importing the module (e.g. walking the package) runs nothing
+    main()
