@@ -114,7 +114,7 @@ def _field(ask: _Prompter, name: str, prop: dict[str, Any], required: bool) -> V
     choices = _choices(prop)
     for index, (value, label) in enumerate(choices or [], 1):
         ask.say(f"  {index}) {value}" + (f"  ({label})" if label != value else ""))
-    default = prop.get("default")
+    default: Value | None = prop.get("default")
     shown = (
         ""
         if default is None
@@ -124,7 +124,7 @@ def _field(ask: _Prompter, name: str, prop: dict[str, Any], required: bool) -> V
         answer = ask.line(f"  {name}{shown}: ")
         if not answer:
             if default is not None:
-                return default  # type: ignore[no-any-return]
+                return default
             if not required:
                 return None
             ask.say("  an answer is required")

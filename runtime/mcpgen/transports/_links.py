@@ -134,8 +134,10 @@ class StdioLink(LinkBase):
 
     def closed_reason(self) -> str:
         """Why the connection ended: the exit code and the tail of the server's stderr."""
+        return self._told("the server closed the connection")
+
+    def _told(self, why: str) -> str:
         code = self.returncode
-        why = "the server closed the connection"
         if code is not None:
             why += f" (exit code {code})"
         if not self.tail:
@@ -177,9 +179,7 @@ class StdioLink(LinkBase):
         request_id: RequestId | None = None,
     ) -> None:
         if self.stdin is None or self.stdin.is_closing():
-            raise ConnectionClosedError(
-                self.closed_reason().replace("closed the connection", "closed its stdin", 1)
-            )
+            raise ConnectionClosedError(self._told("the server's stdin is closed"))
         self.stdin.write(frame + b"\n")
         if self.paused is not None:
             await asyncio.shield(self.paused)
