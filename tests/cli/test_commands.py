@@ -1,4 +1,5 @@
-"""`mcpgen discover | tools | call | read` as a user runs them."""
+"""The client commands (`mcpgen discover | tools | call | read | prompts | prompt |
+resources | templates`) as a user runs them, and what `--json` prints in each era."""
 
 from __future__ import annotations
 
