@@ -77,6 +77,7 @@ def test_with_everything_each_entry_runs_every_command(schema_dir: Path) -> None
         assert proc.returncode == 0, proc.stderr
         for command in ("call", "templates", "prompt", "serve", "install", "regenerate"):
             assert f" {command} " in proc.stdout
+        assert proc.stdout.count(" regenerate ") == 1  # named by the entry point and by hand
     # The generator's command runs for real through the runtime's entry.
     check = launch("regenerate", "--check", "--root", str(REPO), "--schema-dir", str(schema_dir))
     assert check.returncode == 0, check.stderr
