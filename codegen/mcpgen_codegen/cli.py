@@ -1,6 +1,6 @@
-"""`mcpgen` command line: the client commands (discover, tools, call, read) and, with
-the codegen extra, regenerate and fetch-schemas. Generator modules are imported only
-when their command runs, so `mcpgen[cli]` needs neither jinja2 nor ruff."""
+"""The generator's commands, `regenerate` and `fetch-schemas`: `mcpgen_codegen.launch`
+adds them to the `mcpgen` command line (`python -m mcpgen_codegen.cli` runs them alone).
+Generator modules are imported only when their command runs."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import Annotated
 
 import typer
 
-from mcpgen._cli import register
 from mcpgen_codegen.config import GenerationError
 from mcpgen_codegen.source import ENV_SCHEMA_DIR, cache_dir, fetch_schemas, resolve_schema_dir
 
@@ -111,9 +110,6 @@ def fetch(
             typer.echo(line)
     except GenerationError as exc:
         _fail(exc)
-
-
-register(app)
 
 
 def main() -> None:

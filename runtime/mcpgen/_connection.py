@@ -252,7 +252,7 @@ class Connection:
             self.streams[request_id].put_nowait(error)
 
     def _on_link_closed(self) -> None:
-        self._lost = "the server closed the connection"
+        self._lost = self.link.closed_reason()
         self._fail_pending(ConnectionClosedError(self._lost))
         for queue in [*self.streams.values(), *self.session_events]:
             queue.put_nowait(None)

@@ -15,6 +15,7 @@ PACKAGE = RUNTIME / "mcpgen"
 CLIENT = sorted(
     [
         *(PACKAGE / "_client").glob("*.py"),
+        *(PACKAGE / "cli").glob("*.py"),
         *(
             PACKAGE / name
             for name in (
@@ -22,7 +23,6 @@ CLIENT = sorted(
                 "_api_options.py",
                 "_api_tasks.py",
                 "_callbacks.py",
-                "_cli.py",
                 "_connection.py",
                 "_errors.py",
                 "_listen.py",

@@ -100,6 +100,11 @@ class Link(Protocol):
 
     async def close(self) -> None: ...
 
+    def closed_reason(self) -> str:
+        """Why the server hung up, as far as the transport can tell (a stdio server's
+        exit code and last stderr lines)."""
+        ...
+
 
 Attach = Callable[[Link], None]
 
@@ -131,6 +136,9 @@ class LinkBase:
     on_failure: OnFailure = staticmethod(_no_failure)
     on_closed: Callable[[], None] = staticmethod(_nothing)
     waiting: Callable[[RequestId], bool] = staticmethod(_not_waiting)
+
+    def closed_reason(self) -> str:
+        return "the server closed the connection"
 
     def cancel(self, request_id: RequestId) -> bool:
         return False

@@ -6,6 +6,7 @@ process; and the one place that names every link (the HTTP ones live in
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import os
@@ -41,13 +42,23 @@ __all__ = [
 
 log = logging.getLogger("mcpgen.client")
 
+# What a dead server's stderr leaves for the error message: its last lines, each cut.
+_TAIL_LINES = 20
+_TAIL_WIDTH = 400
+# After stdout ends: how long (seconds) the stderr pipe and the exit code may lag behind.
+_SETTLE = 0.5
+
 
 class StdioLink(LinkBase):
     """A server subprocess speaking newline-delimited JSON-RPC on its stdin/stdout.
 
     Its pipes are plain asyncio pipe transports: lines are split and delivered inside
     the read callback (no reader task, no stream buffer, no deferred hand-off), and
-    writes wait only while the pipe is paused."""
+    writes wait only while the pipe is paused.
+
+    The server's stderr is logged line by line (`mcpgen.client`, INFO) and its last
+    lines are kept, so that when the server dies the connection's error (see
+    `closed_reason`) shows why, e.g. the traceback of a server that failed to start."""
 
     def __init__(
         self,
@@ -69,6 +80,9 @@ class StdioLink(LinkBase):
         self.paused: asyncio.Future[None] | None = None
         self.out = bytearray()
         self.err = bytearray()
+        self.tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
+        self.ended: set[str] = set()  # the output pipes that reached their end
+        self.announced = False
 
     def key(self) -> str:
         return "stdio:" + "\x00".join(self.command)
@@ -94,12 +108,41 @@ class StdioLink(LinkBase):
         stdin, stdout, stderr = proc.stdin, proc.stdout, proc.stderr
         if stdin is None or stdout is None or stderr is None:  # pragma: no cover - PIPE given
             raise RuntimeError("the server's pipes were not created")
-        await loop.connect_read_pipe(lambda: _Pipe(self._stdout, self._ended), stdout)
-        await loop.connect_read_pipe(lambda: _Pipe(self._stderr, None), stderr)
+        await loop.connect_read_pipe(lambda: _Pipe(self._stdout, self._stdout_ended), stdout)
+        await loop.connect_read_pipe(lambda: _Pipe(self._stderr, self._stderr_ended), stderr)
         self.stdin, _ = await loop.connect_write_pipe(lambda: _Pipe(None, None, self), stdin)
 
-    def _ended(self) -> None:
-        self.on_closed()
+    def _stdout_ended(self) -> None:
+        # The connection is over, but its error is announced only once stderr has been
+        # read to its end and the exit code is known (each bounded by _SETTLE), so that
+        # the message carries the server's last words.
+        self.ended.add("stdout")
+        self._settle(asyncio.get_running_loop().time() + _SETTLE)
+
+    def _stderr_ended(self) -> None:
+        self.ended.add("stderr")
+        if self.err:
+            self._stderr(b"\n")
+
+    def _settle(self, deadline: float) -> None:
+        loop = asyncio.get_running_loop()
+        if loop.time() < deadline and ("stderr" not in self.ended or self.returncode is None):
+            loop.call_later(0.01, self._settle, deadline)
+        elif not self.announced:
+            self.announced = True
+            self.on_closed()
+
+    def closed_reason(self) -> str:
+        """Why the connection ended: the exit code and the tail of the server's stderr."""
+        return self._told("the server closed the connection")
+
+    def _told(self, why: str) -> str:
+        code = self.returncode
+        if code is not None:
+            why += f" (exit code {code})"
+        if not self.tail:
+            return why
+        return why + "; its stderr ended with:\n" + "\n".join(f"  {line}" for line in self.tail)
 
     def _stdout(self, data: bytes) -> None:
         buffer = self.out
@@ -123,7 +166,10 @@ class StdioLink(LinkBase):
         buffer += data
         *lines, rest = bytes(buffer).split(b"\n")
         for line in lines:
-            log.info("server stderr: %s", line.decode(errors="replace").rstrip())
+            text = line.decode(errors="replace").rstrip()
+            log.info("server stderr: %s", text)
+            if text:
+                self.tail.append(text[:_TAIL_WIDTH])
         buffer[:] = rest[-65536:]
 
     async def send(
@@ -133,9 +179,7 @@ class StdioLink(LinkBase):
         request_id: RequestId | None = None,
     ) -> None:
         if self.stdin is None or self.stdin.is_closing():
-            code = self.returncode
-            ended = "" if code is None else f" (it exited with code {code})"
-            raise ConnectionClosedError(f"the server's stdin is closed{ended}")
+            raise ConnectionClosedError(self._told("the server's stdin is closed"))
         self.stdin.write(frame + b"\n")
         if self.paused is not None:
             await asyncio.shield(self.paused)

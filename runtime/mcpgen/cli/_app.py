@@ -1,0 +1,50 @@
+"""The typer app behind `mcpgen`: the runtime's commands, then the registered ones."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from importlib.metadata import entry_points
+
+import typer
+
+from mcpgen.cli._commands import COMMANDS
+from mcpgen.cli._install import install
+from mcpgen.cli._serve import serve
+
+__all__ = ["GROUP", "build"]
+
+GROUP = "mcpgen.cli"  # the entry-point group of packages adding commands
+log = logging.getLogger("mcpgen.cli")
+
+
+def _registered() -> list[Callable[[typer.Typer], None]]:
+    found = []
+    for point in entry_points(group=GROUP):
+        try:
+            found.append(point.load())
+        except Exception:  # a broken add-on must not take the client commands with it
+            log.exception("cannot load the mcpgen command line add-on %s", point.value)
+    return found
+
+
+def build(extra: Sequence[Callable[[typer.Typer], None]] = ()) -> typer.Typer:
+    app = typer.Typer(
+        name="mcpgen",
+        help="mcpgen: a generated, typed and fast MCP SDK.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+    # The client commands take their own words (URL, names, `-- COMMAND ...`) verbatim.
+    settings = {"allow_extra_args": False, "ignore_unknown_options": True}
+    for command in COMMANDS:
+        app.command(context_settings=settings)(command)
+    app.command()(serve)
+    app.command()(install)
+    done: list[Callable[[typer.Typer], None]] = []
+    for register in [*_registered(), *extra]:
+        if register not in done:  # an add-on named twice registers once
+            done.append(register)
+            register(app)
+    return app

@@ -1,0 +1,216 @@
+"""The client commands: `mcpgen discover | tools | call | read | prompts | prompt |
+resources | templates TARGET`.
+
+TARGET is an http(s) URL, or a stdio server command after `--`:
+
+    mcpgen tools http://127.0.0.1:8000/mcp
+    mcpgen call echo '{"text": "hi"}' -- python server.py
+    mcpgen prompt greet name=Ada -- python server.py
+    mcpgen read test://static-text --era legacy -- python server.py
+
+A URL is tried as Streamable HTTP and, when its POSTs are refused, as the deprecated
+HTTP+SSE transport (`--transport sse` goes there directly). Human-readable output by
+default; `--json` prints the result as the negotiated revision puts it on the wire.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+import typer
+
+from mcpgen._api_client import Client
+from mcpgen.cli._elicit import answerer
+from mcpgen.cli._run import AsJson, Era, Transport, Words, emit_json, run, show_content, split
+
+__all__ = ["COMMANDS"]
+
+
+def _first_line(text: str | msgspec.UnsetType) -> str:
+    return "" if text is msgspec.UNSET or not text else f"  {text.splitlines()[0]}"
+
+
+def discover(
+    words: Words = None, era: Era = "auto", transport: Transport = "http", as_json: AsJson = False
+) -> None:
+    """Which era and version the server speaks, who it is, what it offers."""
+    target, _ = split(words or [])
+
+    async def work(client: Client) -> dict[str, Any]:
+        return {
+            "era": client.era,
+            "protocolVersion": client.protocol_version,
+            "serverInfo": client.server_info,
+            "capabilities": client.server_capabilities,
+            "instructions": client.core.instructions,
+        }
+
+    info, version = run(target, era, work, transport)
+    if as_json:
+        emit_json(info, version)
+        return
+    server = info["serverInfo"] or {}
+    typer.echo(f"{server.get('name', '?')} {server.get('version', '')}".strip())
+    typer.echo(f"era: {info['era']}, protocol {info['protocolVersion']}")
+    typer.echo("capabilities: " + (", ".join(sorted(info["capabilities"])) or "none"))
+    if info["instructions"]:
+        typer.echo(f"instructions: {info['instructions']}")
+
+
+def tools(
+    words: Words = None, era: Era = "auto", transport: Transport = "http", as_json: AsJson = False
+) -> None:
+    """List the server's tools."""
+    target, _ = split(words or [])
+    found, version = run(target, era, lambda c: c.list_tools(), transport)
+    if as_json:
+        emit_json(found, version)
+        return
+    for tool in found:
+        props = tool.input_schema.get("properties") or {}
+        required = set(tool.input_schema.get("required") or ())
+        args = ", ".join(f"{n}{'' if n in required else '?'}" for n in props)
+        typer.echo(f"{tool.name}({args}){_first_line(tool.description)}")
+
+
+def call(
+    words: Words = None, era: Era = "auto", transport: Transport = "http", as_json: AsJson = False
+) -> None:
+    """Call TOOL with a JSON object of arguments: call [URL] TOOL ['{...}'] [-- COMMAND].
+
+    A server's question (elicitation) is asked on the terminal; without one it is declined."""
+    target, own = split(words or [])
+    if not own:
+        raise typer.BadParameter("name the tool to call")
+    try:
+        arguments = json.loads(own[1]) if len(own) > 1 else {}
+    except json.JSONDecodeError as exc:
+        raise typer.BadParameter(f"the arguments are not JSON: {exc}") from None
+    if not isinstance(arguments, dict):
+        raise typer.BadParameter("the arguments must be a JSON object")
+    result, version = run(
+        target, era, lambda c: c.call_tool(own[0], arguments), transport, answerer()
+    )
+    if as_json:
+        emit_json(result, version)
+    else:
+        show_content(result.content)
+        if result.structured_content is not msgspec.UNSET:
+            typer.echo(json.dumps(result.structured_content, indent=2))
+    if result.is_error is True:
+        raise typer.Exit(1)
+
+
+def read(
+    words: Words = None, era: Era = "auto", transport: Transport = "http", as_json: AsJson = False
+) -> None:
+    """Read a resource: read [URL] URI [-- COMMAND]."""
+    target, own = split(words or [])
+    if not own:
+        raise typer.BadParameter("name the resource URI to read")
+    result, version = run(target, era, lambda c: c.read_resource(own[0]), transport)
+    if as_json:
+        emit_json(result, version)
+        return
+    for item in result.contents:
+        if item.text is not msgspec.UNSET:
+            typer.echo(item.text)
+        else:
+            typer.echo(
+                f"[{item.uri}: {item.mime_type or 'binary'}, {len(item.blob or '') * 3 // 4} bytes]"
+            )
+
+
+def prompts(
+    words: Words = None, era: Era = "auto", transport: Transport = "http", as_json: AsJson = False
+) -> None:
+    """List the server's prompts and their arguments."""
+    target, _ = split(words or [])
+    found, version = run(target, era, lambda c: c.list_prompts(), transport)
+    if as_json:
+        emit_json(found, version)
+        return
+    for prompt in found:
+        args = prompt.arguments if prompt.arguments is not msgspec.UNSET else []
+        shown = ", ".join(f"{a.name}{'' if a.required is True else '?'}" for a in args)
+        typer.echo(f"{prompt.name}({shown}){_first_line(prompt.description)}")
+
+
+def _prompt_arguments(given: list[str]) -> dict[str, str]:
+    if len(given) == 1 and given[0].lstrip().startswith("{"):
+        try:
+            parsed = json.loads(given[0])
+        except json.JSONDecodeError as exc:
+            raise typer.BadParameter(f"the arguments are not JSON: {exc}") from None
+        if not isinstance(parsed, dict):
+            raise typer.BadParameter("the arguments must be a JSON object")
+        return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in parsed.items()}
+    arguments = {}
+    for word in given:
+        key, sep, value = word.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"{word!r}: give key=value pairs or one JSON object")
+        arguments[key] = value
+    return arguments
+
+
+def prompt(
+    words: Words = None, era: Era = "auto", transport: Transport = "http", as_json: AsJson = False
+) -> None:
+    """Get prompt NAME: prompt [URL] NAME ['{...}' | key=value ...] [-- COMMAND]."""
+    target, own = split(words or [])
+    if not own:
+        raise typer.BadParameter("name the prompt to get")
+    arguments = _prompt_arguments(own[1:])
+    result, version = run(target, era, lambda c: c.get_prompt(own[0], arguments), transport)
+    if as_json:
+        emit_json(result, version)
+        return
+    if result.description is not msgspec.UNSET and result.description:
+        typer.echo(f"# {result.description}")
+    for message in result.messages:
+        typer.echo(f"[{message.role}]")
+        show_content([message.content])
+
+
+def resources(
+    words: Words = None, era: Era = "auto", transport: Transport = "http", as_json: AsJson = False
+) -> None:
+    """List the server's resources."""
+    target, _ = split(words or [])
+    found, version = run(target, era, lambda c: c.list_resources(), transport)
+    if as_json:
+        emit_json(found, version)
+        return
+    for resource in found:
+        mime = "" if resource.mime_type is msgspec.UNSET else f" ({resource.mime_type})"
+        typer.echo(f"{resource.uri}  {resource.name}{mime}{_first_line(resource.description)}")
+
+
+def templates(
+    words: Words = None, era: Era = "auto", transport: Transport = "http", as_json: AsJson = False
+) -> None:
+    """List the server's resource templates."""
+    target, _ = split(words or [])
+    found, version = run(target, era, lambda c: c.list_resource_templates(), transport)
+    if as_json:
+        emit_json(found, version)
+        return
+    for template in found:
+        line = f"{template.uri_template}  {template.name}{_first_line(template.description)}"
+        typer.echo(line)
+
+
+COMMANDS: tuple[Callable[..., None], ...] = (
+    discover,
+    tools,
+    call,
+    read,
+    prompts,
+    prompt,
+    resources,
+    templates,
+)

@@ -1,0 +1,173 @@
+"""What the client commands share: reading TARGET, opening the client, running one piece
+of work against it, mapping failures to exit codes, and printing results.
+
+Exit codes: 0 done, 1 the server answered with an error (a JSON-RPC error, a tool error),
+2 the command could not run (bad arguments, no server, the connection broke).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Annotated, TypeVar
+
+import msgspec
+import typer
+
+from mcpgen import _protocol as proto
+from mcpgen._api_client import Client
+from mcpgen._callbacks import ElicitationCallback
+from mcpgen._connection import Era as ClientEra
+from mcpgen._errors import ClientError, ConfigurationError, McpError
+from mcpgen_types import latest as t
+
+__all__ = [
+    "AsJson",
+    "Era",
+    "Transport",
+    "Words",
+    "emit_json",
+    "run",
+    "show_content",
+    "split",
+    "wire",
+]
+
+T = TypeVar("T")
+
+Era = Annotated[
+    str, typer.Option("--era", help="auto (probe), modern (2026-07-28) or legacy (initialize).")
+]
+Transport = Annotated[
+    str,
+    typer.Option(
+        "--transport",
+        help="For a URL: http (Streamable HTTP, then HTTP+SSE if refused) or sse (HTTP+SSE).",
+    ),
+]
+AsJson = Annotated[
+    bool, typer.Option("--json", help="Print the result as the negotiated revision encodes it.")
+]
+Words = Annotated[list[str] | None, typer.Argument(help="[URL] ... or ... -- COMMAND ARGS...")]
+
+_ERAS: dict[str, ClientEra] = {"auto": "auto", "modern": "modern", "legacy": "legacy"}
+# What the newest revision adds to every result; dropped when an older revision's type
+# cannot take a result (never the case for the methods the commands call).
+_MODERN_ONLY = ("resultType", "ttlMs", "cacheScope")
+
+
+def split(words: list[str]) -> tuple[str | list[str], list[str]]:
+    """(URL or stdio command, the command's own arguments)."""
+    argv = sys.argv
+    if "--" in argv:
+        command = argv[argv.index("--") + 1 :]
+        if not command:
+            raise typer.BadParameter("nothing after `--`: give the server command")
+        own = words[: len(words) - len(command)] if words[-len(command) :] == command else words
+        return command, own
+    if words and words[0].startswith(("http://", "https://")):
+        return words[0], words[1:]
+    raise typer.BadParameter("give an http(s) URL, or a server command after `--`")
+
+
+def _client(
+    target: str | list[str],
+    era_name: str,
+    transport: str,
+    on_elicitation: ElicitationCallback | None,
+) -> Client:
+    era = _ERAS.get(era_name)
+    if era is None:
+        raise typer.BadParameter(f"--era must be auto, modern or legacy, not {era_name!r}")
+    if transport not in ("http", "sse"):
+        raise typer.BadParameter(f"--transport must be http or sse, not {transport!r}")
+    modes = ("form", "url")
+    if transport == "sse":
+        if not isinstance(target, str):
+            raise typer.BadParameter("--transport sse needs a URL")
+        if era == "modern":
+            raise typer.BadParameter("the HTTP+SSE transport speaks the legacy era only")
+        return Client.sse(target, on_elicitation=on_elicitation, elicitation_modes=modes)
+    if isinstance(target, str):
+        return Client.http(target, era=era, on_elicitation=on_elicitation, elicitation_modes=modes)
+    return Client.stdio(target, era=era, on_elicitation=on_elicitation, elicitation_modes=modes)
+
+
+def run(
+    target: str | list[str],
+    era: str,
+    work: Callable[[Client], Awaitable[T]],
+    transport: str = "http",
+    on_elicitation: ElicitationCallback | None = None,
+) -> tuple[T, str]:
+    """Run `work` on a connected client: (its value, the negotiated protocol version)."""
+    client = _client(target, era, transport, on_elicitation)
+
+    async def main() -> tuple[T, str]:
+        async with client:
+            return await work(client), client.protocol_version
+
+    try:
+        return asyncio.run(main())
+    except McpError as exc:
+        typer.echo(f"error {exc.code}: {exc.message}", err=True)
+        raise typer.Exit(1) from None
+    except (ClientError, OSError, TimeoutError) as exc:
+        typer.echo(f"error: {type(exc).__name__}: {exc}", err=True)
+        raise typer.Exit(2) from None
+    except ConfigurationError as exc:  # e.g. the HTTP client without httpx
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _one(value: object, module: object) -> object:
+    if not isinstance(value, msgspec.Struct):
+        return msgspec.to_builtins(value)
+    data = msgspec.to_builtins(value)
+    older = getattr(module, type(value).__name__, None)
+    if older is not None:
+        try:
+            return msgspec.to_builtins(msgspec.convert(data, older))
+        except msgspec.ValidationError:
+            pass
+    if isinstance(data, dict):
+        for key in _MODERN_ONLY:
+            data.pop(key, None)
+    return data
+
+
+def wire(value: object, version: str) -> object:
+    """`value` (a result typed by the newest revision, or a list of its items) as
+    `version` puts it on the wire: a legacy session's result goes through that
+    revision's own type, so fields it does not have (`resultType`, ...) disappear."""
+    if version not in proto.LEGACY:
+        return msgspec.to_builtins(value)
+    module = proto.legacy_module(version)
+    if isinstance(value, list):
+        return [_one(item, module) for item in value]
+    return _one(value, module)
+
+
+def emit_json(value: object, version: str) -> None:
+    typer.echo(msgspec.json.encode(wire(value, version)).decode())
+
+
+def show_content(blocks: list[t.ContentBlock]) -> None:
+    """Content blocks for a human: text as is, the rest as one bracketed line each."""
+    for block in blocks:
+        if isinstance(block, t.TextContent):
+            typer.echo(block.text)
+        elif isinstance(block, t.ImageContent | t.AudioContent):
+            typer.echo(f"[{block.type} {block.mime_type}, {len(block.data) * 3 // 4} bytes]")
+        elif isinstance(block, t.ResourceLink):
+            typer.echo(f"[link {block.name} <{block.uri}>]")
+        else:
+            resource = block.resource
+            blob = "" if resource.blob is msgspec.UNSET else resource.blob
+            shown = (
+                resource.text
+                if resource.text is not msgspec.UNSET
+                else f"{len(blob) * 3 // 4} bytes"
+            )
+            typer.echo(f"[resource {resource.uri}] {shown}")
