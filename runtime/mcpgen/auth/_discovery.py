@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from mcpgen._errors import ClientError
+from mcpgen._errors import TransportError
 
 if TYPE_CHECKING:
     import httpx
@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 
-class AuthorizationError(ClientError):
+class AuthorizationError(TransportError):
     """OAuth authorization could not be completed: discovery, registration, the
     authorization response or the token endpoint failed, or the server answered
     something the client must refuse (a mismatched issuer or resource, a foreign
