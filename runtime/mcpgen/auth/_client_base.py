@@ -56,6 +56,7 @@ class OAuthBase(httpx.Auth):
         self.timeout = timeout
         self.server_url: str | None = None
         self.resource: str | None = None
+        self.linked: str | None = None  # the PRM URL a challenge named
         self.resource_metadata: ResourceMetadata | None = None
         self.metadata: ServerMetadata | None = None
         self.grant: Grant | None = None
@@ -181,7 +182,9 @@ class OAuthBase(httpx.Auth):
         """The resource and authorization server for `url` (fetched again on every
         authorization: a server may move to another authorization server)."""
         self.server_url = url
-        prm = await fetch_resource_metadata(http, url, challenge)
+        # A challenge without the link (a 403, say) uses the one an earlier one gave.
+        self.linked = challenge.resource_metadata or self.linked
+        prm = await fetch_resource_metadata(http, url, self.linked)
         self.resource_metadata = prm
         if prm is None:
             # No PRM (servers of the 2025-03-26 revision): the server's origin is its

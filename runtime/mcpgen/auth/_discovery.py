@@ -183,12 +183,13 @@ async def _get_json(http: httpx.AsyncClient, url: str, kind: type[_T]) -> _T | N
 
 
 async def fetch_resource_metadata(
-    http: httpx.AsyncClient, server_url: str, challenge: Challenge
+    http: httpx.AsyncClient, server_url: str, linked: str | None
 ) -> ResourceMetadata | None:
-    """The server's PRM, or None when no candidate URL serves one. A PRM whose
+    """The server's PRM (`linked`: the URL a challenge named), or None when no
+    candidate URL serves one. A PRM whose
     `resource` does not cover `server_url` is refused (it would make the client ask
     for tokens meant for another resource)."""
-    for url in resource_metadata_urls(server_url, challenge.resource_metadata):
+    for url in resource_metadata_urls(server_url, linked):
         metadata = await _get_json(http, url, ResourceMetadata)
         if metadata is None:
             continue
