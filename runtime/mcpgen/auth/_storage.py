@@ -83,12 +83,12 @@ _decoder = msgspec.json.Decoder(Grant)
 
 
 class FileTokenStorage:
-    """One JSON file per grant in `directory` (created 0700), each written atomically
+    """One JSON file per grant in `directory` (`~` expanded; created 0700), each written atomically
     with mode 0600: the files hold secrets. The file name is a hash of the key, so
     no URL ever becomes a path."""
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
-        self.directory = Path(directory)
+        self.directory = Path(directory).expanduser()
 
     def path(self, issuer: str, resource: str) -> Path:
         digest = hashlib.sha256(f"{issuer}\n{resource}".encode()).hexdigest()[:32]
