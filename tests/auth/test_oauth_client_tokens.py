@@ -19,6 +19,7 @@ from joserfc import jwt
 from joserfc.jwk import ECKey
 
 from mcpgen.auth import (
+    AuthorizationError,
     ClientCredentials,
     FileTokenStorage,
     Grant,
@@ -270,7 +271,26 @@ def test_client_credentials_with_a_private_key_jwt() -> None:
 
 
 def test_client_credentials_need_exactly_one_secret() -> None:
-    from mcpgen.auth import AuthorizationError
-
     with pytest.raises(AuthorizationError):
         ClientCredentials("robot")
+
+
+def test_an_unreachable_authorization_server_keeps_the_refresh_token() -> None:
+    world = World()
+    storage = InMemoryTokenStorage()
+    run(storage.save(expired_grant(world, "r-4")))
+
+    def down(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("down", request=request)
+
+    transport = httpx.MockTransport(down)
+    auth = OAuth(
+        redirect=HeadlessRedirect(transport=transport), transport=transport, storage=storage
+    )
+    with pytest.raises(AuthorizationError):
+        run(call(world, auth))
+    kept = run(storage.load(world.issuer, world.server_url))
+    assert kept.refresh_token == "r-4"
+    auth.transport = world.transport()  # back up: the refresh token still works
+    assert run(call(world, auth)).status_code == 200
+    assert [t["grant_type"] for t in world.token_requests] == ["refresh_token"]

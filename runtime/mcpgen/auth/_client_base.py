@@ -25,7 +25,7 @@ from mcpgen.auth._discovery import (
     parse_challenge,
     resource_covers,
 )
-from mcpgen.auth._oauth_grants import Signer, request_tokens
+from mcpgen.auth._oauth_grants import Signer, TokenRefusedError, request_tokens
 from mcpgen.auth._storage import Grant, InMemoryTokenStorage, TokenStorage
 
 __all__ = ["MAX_ATTEMPTS", "OAuthBase"]
@@ -142,9 +142,10 @@ class OAuthBase(httpx.Auth):
                     self.metadata = await fetch_server_metadata(http, grant.issuer)
                 form = {"grant_type": "refresh_token", "refresh_token": grant.refresh_token or ""}
                 fresh = await request_tokens(http, self.metadata, grant, form, self.signer())
-        except AuthorizationError:
-            # The refresh token was refused or the server is unreachable: authorize
-            # afresh on the next 401, keeping the client registration.
+        except TokenRefusedError:
+            # The refresh token is no good: authorize afresh on the next 401, keeping
+            # the client registration. (An unreachable server keeps it: the request
+            # fails now, and a later one refreshes.)
             fresh = Grant(
                 issuer=grant.issuer,
                 resource=grant.resource,

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ASSERTION_TYPE",
     "Signer",
+    "TokenRefusedError",
     "auth_method_for",
     "register",
     "request_tokens",
@@ -45,6 +46,11 @@ class _Registered(msgspec.Struct, kw_only=True):
     client_id: str
     client_secret: str | None = None
     token_endpoint_auth_method: str | None = None
+
+
+class TokenRefusedError(AuthorizationError):
+    """The token endpoint answered with an error (the grant, such as a refresh token,
+    is no good), as opposed to not answering at all."""
 
 
 class _Failure(msgspec.Struct, kw_only=True):
@@ -94,7 +100,7 @@ async def _post_form(
     except httpx.HTTPError as exc:
         raise AuthorizationError(f"token request to {url} failed: {exc}") from exc
     if response.status_code != 200:
-        raise AuthorizationError(f"token endpoint {url}: {_failure(response)}")
+        raise TokenRefusedError(f"token endpoint {url}: {_failure(response)}")
     return response.content
 
 
