@@ -145,6 +145,7 @@ def authorization(scenario: str) -> httpx.Auth | None:
         client_secret=context.get("client_secret"),
         client_issuer=context.get("issuer"),
         client_metadata_url=CLIENT_METADATA_URL,
+        dpop=True,  # used only where the authorization server offers it
     )
 
 

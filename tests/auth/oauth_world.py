@@ -14,6 +14,8 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 import httpx
+from joserfc import jws, jwt
+from joserfc.jwk import ECKey
 
 
 def s256(verifier: str) -> str:
@@ -45,6 +47,10 @@ class World:
     authorization_endpoint: str | None = None  # default: issuer + /authorize
     expires_in: int | None = 3600
     state_override: str | None = None  # the authorization server answers this state
+    dpop: bool = False  # offer DPoP (ES256) and bind tokens to proofs' keys
+    dpop_nonce: str | None = None  # a nonce both servers require in proofs
+    dpop_bound: dict[str, str] = field(default_factory=dict)  # token -> key thumbprint
+    proofs: list[dict[str, Any]] = field(default_factory=list)  # claims of every proof
 
     log: list[str] = field(default_factory=list)
     authorizations: list[dict[str, str]] = field(default_factory=list)
@@ -108,6 +114,17 @@ class World:
     def mcp(self, request: httpx.Request) -> httpx.Response:
         header = request.headers.get("authorization", "")
         token = header.removeprefix("Bearer ") if header.startswith("Bearer ") else None
+        if header.startswith("DPoP "):
+            token = header[5:]
+            found = self.proof(request, self.server_url)
+            if found is None:
+                challenge = 'DPoP error="use_dpop_nonce"'
+                nonce = {"dpop-nonce": self.dpop_nonce or ""}
+                return httpx.Response(401, headers={"www-authenticate": challenge, **nonce})
+            claims, thumbprint = found
+            assert claims["ath"] == s256(token) and self.dpop_bound[token] == thumbprint
+        else:
+            assert token not in self.dpop_bound, "a DPoP-bound token presented as Bearer"
         if token is None or token not in self.tokens:
             challenge = 'Bearer error="invalid_token"'
             if self.prm_location == "linked":
@@ -150,7 +167,23 @@ class World:
             body["client_id_metadata_document_supported"] = True
         if self.as_scopes is not None:
             body["scopes_supported"] = self.as_scopes
+        if self.dpop:
+            body["dpop_signing_alg_values_supported"] = ["ES256"]
         return httpx.Response(200, json=body)
+
+    def proof(self, request: httpx.Request, url: str) -> tuple[dict[str, Any], str] | None:
+        """The claims and key thumbprint of the request's DPoP proof (None: a nonce
+        is missing); asserts it is well formed and signed by the key it names."""
+        raw = request.headers["dpop"]
+        header = jws.extract_compact(raw.encode()).protected
+        assert header["typ"] == "dpop+jwt" and "d" not in header["jwk"]
+        key = ECKey.import_key(header["jwk"])
+        claims = jwt.decode(raw, key, algorithms=["ES256"]).claims
+        assert claims["htm"] == request.method and claims["htu"] == url
+        self.proofs.append(claims)
+        if self.dpop_nonce is not None and claims.get("nonce") != self.dpop_nonce:
+            return None
+        return claims, key.thumbprint()
 
     def authorize(self, request: httpx.Request) -> httpx.Response:
         query = dict(request.url.params)
@@ -185,6 +218,13 @@ class World:
             {**form, "_authorization": request.headers.get("authorization", "")}
         )
         client_id = self._client_id(request, form)
+        thumbprint = None
+        if self.dpop and "dpop" in request.headers:
+            found = self.proof(request, f"{self.issuer.rstrip('/')}/token")
+            if found is None:
+                nonce = {"dpop-nonce": self.dpop_nonce or ""}
+                return httpx.Response(400, json={"error": "use_dpop_nonce"}, headers=nonce)
+            thumbprint = found[1]
         if form["grant_type"] == "authorization_code":
             asked = self._codes.pop(form["code"])
             assert asked["client_id"] == client_id
@@ -202,6 +242,9 @@ class World:
         access, refresh = f"access-{serial}", f"refresh-{serial}"
         self.tokens[access] = scopes
         body: dict[str, Any] = {"access_token": access, "token_type": "Bearer"}
+        if thumbprint is not None:
+            self.dpop_bound[access] = thumbprint
+            body["token_type"] = "DPoP"
         if self.expires_in is not None:
             body["expires_in"] = self.expires_in
         if "refresh_token" in self.grant_types and form["grant_type"] != "client_credentials":

@@ -294,3 +294,48 @@ def test_an_unreachable_authorization_server_keeps_the_refresh_token() -> None:
     auth.transport = world.transport()  # back up: the refresh token still works
     assert run(call(world, auth)).status_code == 200
     assert [t["grant_type"] for t in world.token_requests] == ["refresh_token"]
+
+
+# -- DPoP (RFC 9449) ---------------------------------------------------------------------------
+def test_dpop_binds_the_token_and_proves_every_request() -> None:
+    world = World(dpop=True)
+
+    async def main() -> None:
+        auth = oauth(world, dpop=True)
+        async with world.client(auth) as http:
+            for _ in range(2):
+                assert (await http.post(world.server_url, json={})).status_code == 200
+
+    run(main())
+    assert len(world.dpop_bound) == 1 and world.accepted[0] in world.dpop_bound
+    jtis = [claims["jti"] for claims in world.proofs]
+    assert len(jtis) == 3 and len(set(jtis)) == 3  # the token request and two requests
+
+
+def test_dpop_nonces_from_both_servers_are_honoured() -> None:
+    world = World(dpop=True, dpop_nonce="n-1")
+    assert run(call(world, oauth(world, dpop=True))).status_code == 200
+    # Each server refused one proof without the nonce, then took one with it.
+    assert [claims.get("nonce") for claims in world.proofs] == [None, "n-1", None, "n-1"]
+
+
+def test_dpop_only_when_asked_for() -> None:
+    world = World(dpop=True)
+    assert run(call(world, oauth(world))).status_code == 200
+    assert world.dpop_bound == {} and world.proofs == []
+
+
+def test_a_stored_dpop_grant_keeps_its_key_across_a_restart(tmp_path: Path) -> None:
+    world = World(dpop=True)
+    first = oauth(world, dpop=True, storage=FileTokenStorage(tmp_path))
+    assert run(call(world, first)).status_code == 200
+    grant = run(FileTokenStorage(tmp_path).load(world.issuer, world.server_url))
+    grant.expires_at = time.time() - 1
+    run(FileTokenStorage(tmp_path).save(grant))
+    restarted = oauth(world, dpop=True, storage=FileTokenStorage(tmp_path))
+    assert run(call(world, restarted)).status_code == 200
+    assert [t["grant_type"] for t in world.token_requests] == [
+        "authorization_code",
+        "refresh_token",
+    ]
+    assert len(set(world.dpop_bound.values())) == 1  # one key throughout

@@ -63,10 +63,19 @@ def test_client_conformance_leg(spec: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.needs_node
-@pytest.mark.parametrize("name", ["auth/client-credentials-basic", "auth/client-credentials-jwt"])
-def test_client_credentials_extension_scenarios(name: str, tmp_path: Path) -> None:
-    """The OAuth client credentials extension (default leg only): client_secret_basic and
-    private_key_jwt, the credentials and key handed over in MCP_CONFORMANCE_CONTEXT."""
+@pytest.mark.parametrize(
+    "name",
+    [
+        "auth/client-credentials-basic",
+        "auth/client-credentials-jwt",
+        "auth/dpop",
+        "auth/dpop-nonce",
+    ],
+)
+def test_client_auth_extension_scenarios(name: str, tmp_path: Path) -> None:
+    """The authorization extensions (default leg only): client credentials with
+    client_secret_basic and private_key_jwt (credentials and key handed over in
+    MCP_CONFORMANCE_CONTEXT), and DPoP-bound tokens, with and without nonces."""
     leg = runner.run_client_scenario(name, tmp_path)
     assert list(leg.scenarios) == [name], leg.log[-2000:]
     assert not leg.failing(), leg.failing()

@@ -31,6 +31,7 @@ class OAuth(OAuthBase):
     when it is given, else with the first authorization server they are used with.
     `client_metadata_url` is this client's metadata document (used as its client id
     where the server supports that). Without either, the client registers itself.
+    `dpop=True` binds tokens to a key (RFC 9449) where the server offers it.
     """
 
     def __init__(
@@ -46,8 +47,11 @@ class OAuth(OAuthBase):
         storage: TokenStorage | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         timeout: float = 30.0,
+        dpop: bool = False,
     ) -> None:
-        super().__init__(scopes=scopes, storage=storage, transport=transport, timeout=timeout)
+        super().__init__(
+            scopes=scopes, storage=storage, transport=transport, timeout=timeout, dpop=dpop
+        )
         self.redirect: RedirectHandler = redirect or HeadlessRedirect(transport=transport)
         self.client_name = client_name
         self.client_id, self.client_secret = client_id, client_secret
@@ -88,7 +92,7 @@ class OAuth(OAuthBase):
             "code_verifier": verifier,
             **({"scope": scope} if scope else {}),
         }
-        return await request_tokens(http, metadata, client, form)
+        return await request_tokens(http, metadata, client, form, dpop=self.dpop_for(metadata))
 
     @staticmethod
     def _check(answer: dict[str, str], state: str, metadata: ServerMetadata) -> str:

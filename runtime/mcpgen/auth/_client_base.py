@@ -25,6 +25,7 @@ from mcpgen.auth._discovery import (
     parse_challenge,
     resource_covers,
 )
+from mcpgen.auth._oauth_dpop import ALGORITHM, DPoPKey
 from mcpgen.auth._oauth_grants import Signer, TokenRefusedError, request_tokens
 from mcpgen.auth._storage import Grant, InMemoryTokenStorage, TokenStorage
 
@@ -49,8 +50,11 @@ class OAuthBase(httpx.Auth):
         storage: TokenStorage | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         timeout: float = 30.0,
+        dpop: bool = False,
     ) -> None:
         self.storage: TokenStorage = storage or InMemoryTokenStorage()
+        self.use_dpop = dpop
+        self.dpop_key: DPoPKey | None = None
         self.scopes = list(scopes or [])
         self.transport = transport
         self.timeout = timeout
@@ -74,6 +78,14 @@ class OAuthBase(httpx.Auth):
         """The private_key_jwt signer, for clients that authenticate with a key."""
         return None
 
+    def dpop_for(self, metadata: ServerMetadata) -> DPoPKey | None:
+        """The DPoP key to bind new tokens to: only when asked for and offered."""
+        if not self.use_dpop or ALGORITHM not in (metadata.dpop_signing_alg_values_supported or []):
+            return None
+        if self.dpop_key is None:
+            self.dpop_key = DPoPKey()
+        return self.dpop_key
+
     # -- httpx.Auth ------------------------------------------------------------------------------
     def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response]:
         raise AuthorizationError("OAuth needs an httpx.AsyncClient")
@@ -85,8 +97,19 @@ class OAuthBase(httpx.Auth):
         url = str(request.url.copy_with(query=None, fragment=None))
         sent = self._authorize(request, await self._current(url))
         response = yield request
+        nonce_retried = False
         while response.status_code in (401, 403):
             challenge = parse_challenge(response.headers)
+            nonce = response.headers.get("dpop-nonce")
+            if challenge.error == "use_dpop_nonce" and nonce and not nonce_retried:
+                # Not a refusal of the token: the same request, with a proof naming
+                # the server's nonce.
+                nonce_retried = True
+                if self.dpop_key is not None:
+                    self.dpop_key.remember_nonce(url, nonce)
+                sent = self._authorize(request, self.grant)
+                response = yield request
+                continue
             if response.status_code == 403 and challenge.error != "insufficient_scope":
                 return  # forbidden for another reason: more scopes would not help
             if self.failures >= MAX_ATTEMPTS:
@@ -97,12 +120,16 @@ class OAuthBase(httpx.Auth):
         if sent is not None:
             self.failures = 0
 
-    @staticmethod
-    def _authorize(request: httpx.Request, grant: Grant | None) -> str | None:
+    def _authorize(self, request: httpx.Request, grant: Grant | None) -> str | None:
         if grant is None or grant.access_token is None:
             return None
-        request.headers["authorization"] = f"Bearer {grant.access_token}"
-        return grant.access_token
+        token = grant.access_token
+        if grant.token_type == "DPoP" and self.dpop_key is not None:
+            request.headers["authorization"] = f"DPoP {token}"
+            request.headers["dpop"] = self.dpop_key.proof(request.method, str(request.url), token)
+        else:
+            request.headers["authorization"] = f"Bearer {token}"
+        return token
 
     # -- obtaining tokens ------------------------------------------------------------------------
     def http(self) -> httpx.AsyncClient:
@@ -131,6 +158,8 @@ class OAuthBase(httpx.Auth):
         stored = [g for g in await self.storage.grants() if resource_covers(g.resource, url)]
         if stored:
             self.grant = max(stored, key=lambda g: g.saved_at)
+            if self.grant.dpop_key is not None:
+                self.dpop_key = DPoPKey(self.grant.dpop_key)
             self.resource = self.grant.resource
             self.requested = self.grant.scope.split() if self.grant.scope else []
         self._loaded = True
@@ -141,7 +170,8 @@ class OAuthBase(httpx.Auth):
                 if self.metadata is None or self.metadata.issuer != grant.issuer:
                     self.metadata = await fetch_server_metadata(http, grant.issuer)
                 form = {"grant_type": "refresh_token", "refresh_token": grant.refresh_token or ""}
-                fresh = await request_tokens(http, self.metadata, grant, form, self.signer())
+                dpop = self.dpop_key if grant.dpop_key is not None else None
+                fresh = await request_tokens(http, self.metadata, grant, form, self.signer(), dpop)
         except TokenRefusedError:
             # The refresh token is no good: authorize afresh on the next 401, keeping
             # the client registration. (An unreachable server keeps it: the request

@@ -67,10 +67,13 @@ class ClientCredentials(OAuthBase):
         storage: TokenStorage | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         timeout: float = 30.0,
+        dpop: bool = False,
     ) -> None:
         if (client_secret is None) == (private_key is None):
             raise AuthorizationError("pass exactly one of client_secret and private_key")
-        super().__init__(scopes=scopes, storage=storage, transport=transport, timeout=timeout)
+        super().__init__(
+            scopes=scopes, storage=storage, transport=transport, timeout=timeout, dpop=dpop
+        )
         self.client_id = client_id
         self.client_secret = client_secret
         self._signer = (
@@ -102,4 +105,5 @@ class ClientCredentials(OAuthBase):
         scope = " ".join(s for s in scopes if s != "offline_access")
         if scope:
             form["scope"] = scope
-        return await request_tokens(http, metadata, client, form, self._signer)
+        dpop = self.dpop_for(metadata)
+        return await request_tokens(http, metadata, client, form, self._signer, dpop)

@@ -65,6 +65,7 @@ class ServerMetadata(msgspec.Struct, kw_only=True):
     code_challenge_methods_supported: list[str] | None = None
     authorization_response_iss_parameter_supported: bool = False
     client_id_metadata_document_supported: bool = False
+    dpop_signing_alg_values_supported: list[str] | None = None
 
 
 class Challenge(msgspec.Struct, frozen=True):
@@ -80,13 +81,13 @@ class Challenge(msgspec.Struct, frozen=True):
 
 
 _PARAM = re.compile(r'([A-Za-z0-9_!#$%&\'*+.^`|~-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s,]*)')
-_BEARER = re.compile(r"(?:^|,)\s*bearer(?=\s|$)", re.IGNORECASE)
+_BEARER = re.compile(r"(?:^|,)\s*(?:bearer|dpop)(?=\s|$)", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z0-9]")
 
 
 def parse_challenge(headers: httpx.Headers) -> Challenge:
-    """The Bearer challenge among the response's `WWW-Authenticate` values (an empty
-    Challenge when there is none)."""
+    """The Bearer (or DPoP) challenge among the response's `WWW-Authenticate` values
+    (an empty Challenge when there is none)."""
     for value in headers.get_list("www-authenticate"):
         found = _BEARER.search(value)
         if found is None:

@@ -14,6 +14,7 @@ from urllib.parse import quote, urlsplit
 import msgspec
 
 from mcpgen.auth._discovery import AuthorizationError, ServerMetadata, loopback_host
+from mcpgen.auth._oauth_dpop import DPoPKey
 from mcpgen.auth._storage import Grant
 
 if TYPE_CHECKING:
@@ -89,19 +90,31 @@ def _application_type(redirect_uri: str) -> str:
 
 
 async def _post_form(
-    http: httpx.AsyncClient, url: str, form: dict[str, str], headers: dict[str, str]
+    http: httpx.AsyncClient,
+    url: str,
+    form: dict[str, str],
+    headers: dict[str, str],
+    dpop: DPoPKey | None,
 ) -> bytes:
+    """The token endpoint's 200 answer; with DPoP, one retry when it asks for a nonce."""
     import httpx  # noqa: PLC0415 (loaded already: `http` is an httpx client)
 
-    try:
-        response = await http.post(
-            url, data=form, headers={"accept": "application/json", **headers}
-        )
-    except httpx.HTTPError as exc:
-        raise AuthorizationError(f"token request to {url} failed: {exc}") from exc
-    if response.status_code != 200:
-        raise TokenRefusedError(f"token endpoint {url}: {_failure(response)}")
-    return response.content
+    for attempt in (1, 2):
+        proof = {"dpop": dpop.proof("POST", url)} if dpop is not None else {}
+        try:
+            response = await http.post(
+                url, data=form, headers={"accept": "application/json", **headers, **proof}
+            )
+        except httpx.HTTPError as exc:
+            raise AuthorizationError(f"token request to {url} failed: {exc}") from exc
+        if dpop is not None:
+            dpop.remember_nonce(url, response.headers.get("dpop-nonce"))
+        if response.status_code == 200:
+            return response.content
+        if attempt == 1 and dpop is not None and b"use_dpop_nonce" in response.content:
+            continue
+        break
+    raise TokenRefusedError(f"token endpoint {url}: {_failure(response)}")
 
 
 def _failure(response: httpx.Response) -> str:
@@ -193,23 +206,28 @@ async def request_tokens(
     grant: Grant,
     form: dict[str, str],
     signer: Signer | None = None,
+    dpop: DPoPKey | None = None,
 ) -> Grant:
     """`grant` with the tokens the token endpoint issues for `form` (its grant type
-    and parameters); `resource` is added (RFC 8707), exactly the grant's."""
+    and parameters); `resource` is added (RFC 8707), exactly the grant's. With `dpop`,
+    the token is bound to that key (if the server binds it)."""
     form = {**form, "resource": grant.resource}
     headers = _client_authentication(grant, form, metadata.issuer, signer)
-    raw = await _post_form(http, metadata.token_endpoint, form, headers)
+    raw = await _post_form(http, metadata.token_endpoint, form, headers, dpop)
     try:
         tokens = msgspec.json.decode(raw, type=_Tokens)
     except msgspec.DecodeError as exc:
         raise AuthorizationError(f"token endpoint: bad answer ({exc})") from None
-    if tokens.token_type.lower() != "bearer":
+    kind = tokens.token_type.lower()
+    bound = kind == "dpop" and dpop is not None
+    if kind != "bearer" and not bound:
         raise AuthorizationError(f"token endpoint: unsupported token type {tokens.token_type!r}")
     expires = time.time() + tokens.expires_in if tokens.expires_in is not None else None
     return msgspec.structs.replace(
         grant,
         access_token=tokens.access_token,
-        token_type="Bearer",
+        token_type="DPoP" if bound else "Bearer",
+        dpop_key=dpop.private_jwk() if bound and dpop is not None else None,
         # A refresh answer without a new refresh token leaves the old one valid.
         refresh_token=tokens.refresh_token or grant.refresh_token,
         scope=tokens.scope if tokens.scope is not None else form.get("scope", grant.scope),

@@ -35,6 +35,7 @@ class Grant(msgspec.Struct, kw_only=True):
     refresh_token: str | None = None
     scope: str | None = None
     expires_at: float | None = None  # seconds since the epoch; None: no known expiry
+    dpop_key: dict[str, str] | None = None  # the private JWK a DPoP-bound grant needs
     saved_at: float = 0.0
 
     def usable(self, margin: float = 30.0) -> bool:
