@@ -208,7 +208,8 @@ def test_no_lock_is_held_while_a_stream_is_open() -> None:
             http.stream("GET", world.server_url) as stream,
         ):
             assert stream.status_code == 200
-            world.tokens.clear()  # the stream's token is revoked: the POST must log in
+            world.tokens.clear()  # the stream's grant is revoked: the POST must log in
+            world.refresh_tokens.clear()
             answer = await asyncio.wait_for(http.post(world.server_url, json={}), 5)
             release.set()
             return answer.status_code
@@ -339,3 +340,21 @@ def test_a_stored_dpop_grant_keeps_its_key_across_a_restart(tmp_path: Path) -> N
         "refresh_token",
     ]
     assert len(set(world.dpop_bound.values())) == 1  # one key throughout
+
+
+def test_a_refused_token_is_refreshed_before_asking_the_user_again() -> None:
+    world = World()
+
+    async def main() -> None:
+        auth = oauth(world)
+        async with world.client(auth) as http:
+            assert (await http.post(world.server_url, json={})).status_code == 200
+            world.tokens.clear()  # revoked by the server; the refresh token still holds
+            assert (await http.post(world.server_url, json={})).status_code == 200
+
+    run(main())
+    assert len(world.authorizations) == 1
+    assert [t["grant_type"] for t in world.token_requests] == [
+        "authorization_code",
+        "refresh_token",
+    ]

@@ -202,6 +202,18 @@ class OAuthBase(httpx.Auth):
             self.failures += 1
             async with self.http() as http:
                 await self.discover(http, url, challenge)
+                kept = self.grant  # None when the authorization server changed
+                if (
+                    challenge.error != "insufficient_scope"
+                    and kept is not None
+                    and kept.refresh_token is not None
+                    and kept.access_token == sent
+                ):
+                    # The token was refused (revoked, or expired early): a refresh
+                    # spares the user a new login.
+                    refreshed = await self._refresh(kept)
+                    if refreshed is not None:
+                        return refreshed
                 scopes = self._scopes(challenge)
                 grant = await self.obtain(http, scopes)
             self.requested = scopes
