@@ -70,17 +70,22 @@ def serving(app: Protected) -> Iterator[str]:
         yield base
 
 
-@pytest.mark.parametrize("era", ["modern", "legacy"])
+@pytest.mark.parametrize("era", ["modern", "legacy", "sse"])
 def test_client_http_with_oauth_calls_a_protected_tool(era: str) -> None:
     world = World(issuer="https://as.example.com")
     app = Protected(world)
     with serving(app) as base:
         world.server_url = f"{base}/mcp"
+        world.prm_resource = base  # the origin: /mcp and the legacy /sse alike
         transport = world.transport()  # the authorization server's side
         auth = OAuth(redirect=HeadlessRedirect(transport=transport), transport=transport)
 
         async def main() -> str:
-            async with Client.http(world.server_url, era=era, auth=auth, timeout=10) as c:
+            if era == "sse":
+                client = Client.sse(f"{base}/sse", auth=auth, timeout=10)
+            else:
+                client = Client.http(world.server_url, era=era, auth=auth, timeout=10)
+            async with client as c:
                 result = await c.call_tool("whoami", {})
                 return str(result.content[0].text)
 
@@ -88,8 +93,9 @@ def test_client_http_with_oauth_calls_a_protected_tool(era: str) -> None:
     assert len(world.authorizations) == 1  # one login served every request
     authorized = [method for method, token in app.seen if token in world.tokens]
     assert all(token in world.tokens for _, token in app.seen[1:])
-    expected = {"POST", "GET", "DELETE"} if era == "legacy" else {"POST"}
-    assert set(authorized) == expected  # the legacy GET stream and DELETE carried it too
+    per_era = {"modern": {"POST"}, "legacy": {"POST", "GET", "DELETE"}, "sse": {"GET", "POST"}}
+    expected = per_era[era]
+    assert set(authorized) == expected  # the legacy streams and DELETE carried it too
     assert app.seen[0][1] == ""  # the first request went out bare and was challenged
 
 
