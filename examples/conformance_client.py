@@ -18,10 +18,17 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import httpx
+
 from mcpgen import Client, ClientError, McpError
+from mcpgen.auth import ClientCredentials, HeadlessRedirect, OAuth
 from mcpgen.types import CreateMessageResult, ElicitResult, TextContent
 
 DEADLINE_SECONDS = 50.0
+# The suite's mock authorization servers expect this client ID metadata document URL
+# (they never fetch it) and approve at once: the redirect is read, not served.
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+REDIRECT_URI = "http://localhost:3000/callback"
 
 
 async def on_elicitation(params: Any) -> ElicitResult:
@@ -114,6 +121,34 @@ async def request_state(c: Client) -> None:
         await c.call_tool(name, {})
 
 
+async def protected_tools(c: Client) -> None:
+    await c.list_tools()
+    await c.call_tool("test-tool", {})
+
+
+def authorization(scenario: str) -> httpx.Auth | None:
+    """The OAuth flow of an auth/* scenario (credentials from MCP_CONFORMANCE_CONTEXT)."""
+    if not scenario.startswith("auth/"):
+        return None
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    if scenario.startswith("auth/client-credentials"):
+        return ClientCredentials(
+            context["client_id"],
+            client_secret=context.get("client_secret"),
+            private_key=context.get("private_key_pem"),
+            algorithm=context.get("signing_algorithm", "ES256"),
+        )
+    return OAuth(
+        redirect=HeadlessRedirect(REDIRECT_URI),
+        client_name="mcpgen-conformance-client",
+        client_id=context.get("client_id"),
+        client_secret=context.get("client_secret"),
+        client_issuer=context.get("issuer"),
+        client_metadata_url=CLIENT_METADATA_URL,
+        dpop=True,  # used only where the authorization server offers it
+    )
+
+
 SCENARIOS: dict[str, Callable[[Client], Awaitable[None]]] = {
     "initialize": list_only,
     "tools_call": tools_call,
@@ -133,9 +168,11 @@ async def main(url: str) -> int:
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     leg = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "2026-07-28")
     era = "legacy" if leg < "2026-07-28" else "modern"
-    work = SCENARIOS.get(scenario, list_only)
+    auth = authorization(scenario)
+    work = SCENARIOS.get(scenario, protected_tools if auth is not None else list_only)
     client = Client.http(
         url,
+        auth=auth,
         era=era,
         name="mcpgen-conformance-client",
         version="1.0.0",

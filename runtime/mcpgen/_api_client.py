@@ -122,10 +122,13 @@ class Client:
         *,
         headers: dict[str, str] | None = None,
         httpx_client: httpx.AsyncClient | None = None,
+        auth: httpx.Auth | None = None,
         **options: Unpack[ClientOptions],
     ) -> Client:
-        """A client of a Streamable HTTP endpoint (`headers`: e.g. Authorization)."""
-        return cls(HttpLink(url, headers, httpx_client, options.get("timeout", 60.0)), **options)
+        """A client of a Streamable HTTP endpoint (`headers`: e.g. Authorization; `auth`:
+        an httpx.Auth such as `mcpgen.auth.OAuth`, or give `httpx_client` its own)."""
+        timeout = options.get("timeout", 60.0)
+        return cls(HttpLink(url, headers, httpx_client, timeout, auth), **options)
 
     @classmethod
     def sse(
@@ -134,6 +137,7 @@ class Client:
         *,
         headers: dict[str, str] | None = None,
         httpx_client: httpx.AsyncClient | None = None,
+        auth: httpx.Auth | None = None,
         **options: Unpack[ClientOptions],
     ) -> Client:
         """A client of a server on the deprecated HTTP+SSE transport (2024-11-05): `url`
@@ -142,7 +146,8 @@ class Client:
         if options.get("era", "legacy") not in ("legacy", "auto"):
             raise ConfigurationError("the HTTP+SSE transport predates the modern era")
         options["era"] = "legacy"
-        return cls(SseLink(url, headers, httpx_client, options.get("timeout", 60.0)), **options)
+        link = SseLink(url, headers, httpx_client, options.get("timeout", 60.0), auth=auth)
+        return cls(link, **options)
 
     @classmethod
     def memory(cls, server: ServerPort, **options: Unpack[ClientOptions]) -> Client:

@@ -90,6 +90,14 @@ def run_client_leg(spec: str, out: Path, timeout: int = 900) -> Leg:
     return _run_suite(cmd, spec, out, timeout)
 
 
+def run_client_scenario(name: str, out: Path, timeout: int = 300) -> Leg:
+    """One client scenario on the wire it was written for (the default leg: how the
+    extension scenarios, such as client credentials, are run)."""
+    command = f"exec {shlex.quote(sys.executable)} {shlex.quote(str(CLIENT))}"
+    cmd = ["client", "--command", command, "--scenario", name, "-o", str(out)]
+    return _run_suite(cmd, "default", out, timeout)
+
+
 def _run_suite(args: list[str], spec: str, out: Path, timeout: int) -> Leg:
     node, cli = tooling.node22(), suite_cli()
     out.mkdir(parents=True, exist_ok=True)

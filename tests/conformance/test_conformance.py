@@ -45,7 +45,7 @@ def test_conformance_leg(url: str, spec: str, tmp_path: Path) -> None:
         assert len(tasks) >= TASK_SCENARIOS, sorted(leg.scenarios)
 
 
-# Client scenarios per leg in 0.2.0-alpha.12 (auth included; those are expected failures).
+# Client scenarios per leg in 0.2.0-alpha.12 (auth/* included).
 MIN_CLIENT_SCENARIOS = {"2025-11-25": 19, "2026-07-28": 33}
 
 
@@ -58,8 +58,27 @@ def test_client_conformance_leg(spec: str, tmp_path: Path) -> None:
     _, failed, problems = runner.judge([leg], allowed)
     assert not problems, "\n".join(problems)
     assert len(leg.scenarios) >= MIN_CLIENT_SCENARIOS[spec], sorted(leg.scenarios)
-    assert all(name.startswith("auth/") for name in leg.failing()), leg.failing()
+    assert not leg.failing(), leg.failing()
     assert failed == 0
+
+
+@pytest.mark.needs_node
+@pytest.mark.parametrize(
+    "name",
+    [
+        "auth/client-credentials-basic",
+        "auth/client-credentials-jwt",
+        "auth/dpop",
+        "auth/dpop-nonce",
+    ],
+)
+def test_client_auth_extension_scenarios(name: str, tmp_path: Path) -> None:
+    """The authorization extensions (default leg only): client credentials with
+    client_secret_basic and private_key_jwt (credentials and key handed over in
+    MCP_CONFORMANCE_CONTEXT), and DPoP-bound tokens, with and without nonces."""
+    leg = runner.run_client_scenario(name, tmp_path)
+    assert list(leg.scenarios) == [name], leg.log[-2000:]
+    assert not leg.failing(), leg.failing()
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mcpgen._errors import (
+    ConfigurationError,
     ConnectError,
     HttpStatusError,
     ProtocolViolationError,
@@ -62,8 +63,12 @@ class HttpLink(LinkBase):
         headers: dict[str, str] | None = None,
         client: httpx.AsyncClient | None = None,
         timeout: float = 60.0,
+        auth: httpx.Auth | None = None,
     ) -> None:
+        if client is not None and auth is not None:
+            raise ConfigurationError("pass `auth` to your own httpx client instead")
         self.url = url
+        self.auth = auth
         self.headers = dict(headers or {})
         self.base_headers = {
             "accept": "application/json, text/event-stream",
@@ -84,13 +89,16 @@ class HttpLink(LinkBase):
     @property
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = httpx_client(self.timeout)
+            self._client = httpx_client(self.timeout, self.auth)
         return self._client
 
     def legacy_sse(self) -> SseLink:
         """A link to the same URL over the deprecated HTTP+SSE transport, sharing this
         link's HTTP client."""
-        return SseLink(self.url, self.headers, self._client, self.timeout, owns_client=False)
+        auth = self.auth if self._client is None else None  # a made client has it already
+        return SseLink(
+            self.url, self.headers, self._client, self.timeout, owns_client=False, auth=auth
+        )
 
     async def fall_back(self, attach: Attach, why: str) -> Link | None:
         """Open `legacy_sse()`; once its stream named its POST endpoint it replaces this

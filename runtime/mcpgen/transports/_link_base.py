@@ -239,15 +239,15 @@ async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[SseEvent]:
             retry = int(value)
 
 
-def httpx_client(timeout: float) -> httpx.AsyncClient:
+def httpx_client(timeout: float, auth: httpx.Auth | None = None) -> httpx.AsyncClient:
     """An httpx client for the HTTP links: `timeout` for connecting and writing, none
-    for reading (a stream may idle between events)."""
+    for reading (a stream may idle between events); `auth` signs every request."""
     try:
         import httpx  # noqa: PLC0415 (optional: the client extra)
     except ImportError:
         missing = "the HTTP client needs httpx: pip install 'mcpgen[client]'"
         raise ConfigurationError(missing) from None
-    return httpx.AsyncClient(timeout=httpx.Timeout(timeout, read=None))
+    return httpx.AsyncClient(timeout=httpx.Timeout(timeout, read=None), auth=auth)
 
 
 @contextlib.contextmanager

@@ -19,6 +19,7 @@ from urllib.parse import urljoin, urlsplit
 
 from mcpgen._errors import (
     ClientError,
+    ConfigurationError,
     ConnectError,
     ConnectionClosedError,
     HttpStatusError,
@@ -66,8 +67,12 @@ class SseLink(LinkBase):
         timeout: float = 60.0,
         *,
         owns_client: bool | None = None,
+        auth: httpx.Auth | None = None,
     ) -> None:
+        if client is not None and auth is not None:
+            raise ConfigurationError("pass `auth` to your own httpx client instead")
         self.url = url
+        self.auth = auth
         self.headers = dict(headers or {})
         self._client = client
         self.owns_client = client is None if owns_client is None else owns_client
@@ -84,7 +89,7 @@ class SseLink(LinkBase):
     @property
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = httpx_client(self.timeout)
+            self._client = httpx_client(self.timeout, self.auth)
         return self._client
 
     async def start(self) -> None:
