@@ -11,13 +11,16 @@ called again with the answers in `ctx.input_responses` and its state in `ctx.sta
 from __future__ import annotations
 
 from collections.abc import Coroutine, Generator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from msgspec import UNSET
 
 from mcpgen._server._call import Call
 from mcpgen_types import latest as t
+
+if TYPE_CHECKING:
+    from mcpgen.auth._tokens import AccessToken
 
 __all__ = [
     "DETACH",
@@ -193,6 +196,11 @@ class Context:
     def principal(self) -> str | None:
         """Who the transport authenticated, if anyone (binds requestState too)."""
         return self._call.principal
+
+    @property
+    def auth(self) -> AccessToken | None:
+        """The caller's verified bearer token (HTTP with `auth=`); None on stdio."""
+        return self._call.auth
 
     @property
     def meta(self) -> dict[str, Any]:
