@@ -1,0 +1,144 @@
+"""End to end over real sockets: a JWKS served by a tiny HTTP server on 127.0.0.1, a
+protected mcpgen server verifying JWTs with it, and mcpgen's client calling tools
+with a bearer token. Also: the verified-token cache of the gate."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from joserfc.jwk import KeySet
+
+from mcpgen import Client, Context, Server
+from mcpgen.auth import AccessToken, AuthSettings, JWTVerifier
+from tests.auth.keys import ISSUER, ec_key, sign
+from tests.transports.httpharness import body, modern_headers, running, serve
+
+
+class JwksApp:
+    """An ASGI app serving one key set, counting requests; `down` answers 503."""
+
+    def __init__(self, keys: KeySet) -> None:
+        self.keys = keys
+        self.hits = 0
+        self.down = False
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        self.hits += 1
+        status, payload = (
+            (503, b"{}") if self.down else (200, json.dumps(self.keys.as_dict()).encode())
+        )
+        headers = [(b"content-type", b"application/json"), (b"cache-control", b"max-age=300")]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": payload})
+
+
+def build() -> Server:
+    server = Server("protected")
+
+    @server.tool
+    def whoami(ctx: Context) -> str:
+        return ctx.auth.subject if ctx.auth and ctx.auth.subject else "nobody"
+
+    return server
+
+
+@pytest.fixture
+def jwks() -> Iterator[tuple[str, JwksApp]]:
+    key = ec_key("k1")
+    app = JwksApp(KeySet([key]))
+    app.key = key  # type: ignore[attr-defined]
+    config = uvicorn.Config(
+        app, "127.0.0.1", 0, log_level="warning", loop="asyncio", lifespan="off"
+    )
+    with running(uvicorn.Server(config)) as base:
+        yield f"{base}/jwks", app
+
+
+def test_a_jwt_verified_through_a_real_jwks(jwks: tuple[str, JwksApp]) -> None:
+    jwks_uri, keys = jwks
+    key = keys.key  # type: ignore[attr-defined]
+    verifier = JWTVerifier(issuer=ISSUER, jwks_uri=jwks_uri)
+    with serve(
+        build().asgi_app(auth=AuthSettings(verifier, resource="https://api.example/mcp"))
+    ) as (url, _):
+        token = sign(key)  # aud https://api.example/mcp: the resource given above
+
+        async def scenario() -> str:
+            async with Client.http(url, headers={"authorization": f"Bearer {token}"}) as client:
+                result = await client.call_tool("whoami")
+                return result.content[0].text  # type: ignore[union-attr,no-any-return]
+
+        assert asyncio.run(scenario()) == "alice"
+        assert keys.hits == 1
+        wrong = sign(key, aud="https://api.example/mcp/")  # a trailing slash is another resource
+        response = httpx.post(
+            url,
+            headers=modern_headers("tools/list") | {"authorization": f"Bearer {wrong}"},
+            content=body(1, "tools/list"),
+            timeout=10,
+        )
+        assert response.status_code == 401
+        assert (
+            'error_description="the token was issued for another resource"'
+            in response.headers["www-authenticate"]
+        )
+
+
+def test_a_jwks_that_is_down_gives_401_with_a_description(jwks: tuple[str, JwksApp]) -> None:
+    jwks_uri, keys = jwks
+    keys.down = True
+    verifier = JWTVerifier(issuer=ISSUER, jwks_uri=jwks_uri)
+    with serve(
+        build().asgi_app(auth=AuthSettings(verifier, resource="https://api.example/mcp"))
+    ) as (url, _):
+        for _ in range(2):  # and the server goes on serving
+            response = httpx.post(
+                url,
+                headers=modern_headers("tools/list")
+                | {"authorization": f"Bearer {sign(keys.key)}"},  # type: ignore[attr-defined]
+                content=body(1, "tools/list"),
+                timeout=10,
+            )
+            assert response.status_code == 401
+            assert "signing keys are unavailable" in response.headers["www-authenticate"]
+
+
+class Counting:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def verify(self, token: str) -> AccessToken | None:
+        self.calls += 1
+        if token == "expiring":
+            return AccessToken(subject="e", expires_at=time.time() + 0.3)
+        return AccessToken(subject="u") if token == "good" else None
+
+
+def test_verified_tokens_are_cached_until_exp() -> None:
+    counting = Counting()
+    with serve(build().asgi_app(auth=AuthSettings(counting))) as (url, _):
+
+        def ask(token: str) -> int:
+            headers = modern_headers("tools/list") | {"authorization": f"Bearer {token}"}
+            return httpx.post(
+                url, headers=headers, content=body(1, "tools/list"), timeout=10
+            ).status_code
+
+        assert [ask("good") for _ in range(3)] == [200, 200, 200]
+        assert counting.calls == 1
+        assert [ask("bad") for _ in range(2)] == [401, 401]
+        assert counting.calls == 3  # refusals are not cached
+        assert ask("expiring") == 200 and ask("expiring") == 200
+        assert counting.calls == 4
+        time.sleep(0.35)
+        ask("expiring")
+        assert counting.calls == 5  # past its exp: verified again
