@@ -142,3 +142,51 @@ def test_verified_tokens_are_cached_until_exp() -> None:
         time.sleep(0.35)
         ask("expiring")
         assert counting.calls == 5  # past its exp: verified again
+
+
+def test_the_protected_server_example(jwks: tuple[str, JwksApp]) -> None:
+    """examples/protected_server.py as a process, with its documented options."""
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    jwks_uri, keys = jwks
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/mcp"
+    script = Path(__file__).resolve().parents[2] / "examples" / "protected_server.py"
+    argv = [sys.executable, str(script), "--port", str(port), "--issuer", ISSUER]
+    process = subprocess.Popen([*argv, "--jwks-uri", jwks_uri, "--resource", url])
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                doc = httpx.get(f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp")
+                break
+            except httpx.ConnectError:
+                assert time.monotonic() < deadline, "the example did not start"
+                time.sleep(0.1)
+        assert doc.json()["resource"] == url
+        assert doc.json()["authorization_servers"] == [ISSUER]
+        key = keys.key  # type: ignore[attr-defined]
+
+        async def call(token: str, tool: str) -> str:
+            async with Client.http(url, headers={"authorization": f"Bearer {token}"}) as client:
+                result = await client.call_tool(tool)
+                return result.content[0].text  # type: ignore[union-attr,no-any-return]
+
+        assert asyncio.run(call(sign(key, aud=url), "whoami")) == "alice"
+        admin = sign(key, aud=url, scope="admin")
+        assert asyncio.run(call(admin, "admin_only")) == "admin access granted"
+        headers = modern_headers("tools/call", "admin_only")
+        headers["authorization"] = f"Bearer {sign(key, aud=url)}"
+        refused = httpx.post(
+            url, headers=headers, content=body(1, "tools/call", {"name": "admin_only"})
+        )
+        assert refused.status_code == 403
+        assert 'scope="admin read write"' in refused.headers["www-authenticate"]
+    finally:
+        process.terminate()
+        process.wait(10)
