@@ -338,6 +338,8 @@ class Server:
         store, events = options.pop("store", None), options.pop("events", None)
         auth = options.pop("auth", None)  # an AuthSettings: bearer tokens required
         features = None if auth is None else RegistryScopes(lambda: self._registry)
+        if auth is not None and auth.hide_unauthorized:
+            self._update("", hide_unauthorized=True)
         return McpAsgiApp(self, HttpOptions(**options), store, events, auth, features)
 
     def run(

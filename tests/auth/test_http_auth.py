@@ -353,3 +353,34 @@ def test_tasks_of_another_principal_are_not_visible(url: str) -> None:
             assert status.task_id == task_id
 
     asyncio.run(scenario())
+
+
+# -- lists ---------------------------------------------------------------------------------------
+def names(client_token: str, url: str, era: str) -> dict[str, list[str]]:
+    async def scenario() -> dict[str, list[str]]:
+        async with Client.http(url, era=era, headers=bearer(client_token)) as client:  # type: ignore[arg-type]
+            return {
+                "tools": sorted(x.name for x in await client.list_tools()),
+                "prompts": sorted(x.name for x in await client.list_prompts()),
+                "resources": sorted(x.uri for x in await client.list_resources()),
+            }
+
+    return asyncio.run(scenario())
+
+
+def test_lists_show_everything_by_default(url: str) -> None:
+    assert "admin_only" in names("alice-token", url, "modern")["tools"]
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+def test_lists_can_hide_what_the_caller_may_not_use(era: str) -> None:
+    with serve(build().asgi_app(auth=settings(hide_unauthorized=True))) as (url, _):
+        alice = names("alice-token", url, era)
+        assert alice == {"tools": ["slow", "whoami"], "prompts": [], "resources": []}
+        root = names("root-token", url, era)
+        assert root == {
+            "tools": ["admin_only", "slow", "whoami"],
+            "prompts": ["secret_prompt"],
+            "resources": ["res://secret"],
+        }
+        assert names("bob-token", url, era) == alice  # a cached page of the same variant

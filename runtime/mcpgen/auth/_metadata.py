@@ -44,7 +44,8 @@ class AuthSettings:
     issuers clients may get tokens from (empty: bearer-only). `scopes_supported` is
     advertised; `required_scopes` are needed for every request. `cache_seconds` and
     `cache_size` bound the cache of verified tokens (a token stays cached until its
-    `exp` at most; 0 turns the cache off).
+    `exp` at most; 0 turns the cache off). `hide_unauthorized` leaves out of
+    `tools/list` and the other lists what the caller's token has not the scopes for.
     """
 
     def __init__(
@@ -59,6 +60,7 @@ class AuthSettings:
         resource_documentation: str | None = None,
         cache_seconds: float = 60.0,
         cache_size: int = 10_000,
+        hide_unauthorized: bool = False,
     ) -> None:
         if isinstance(authorization_servers, str):
             raise ConfigurationError("authorization_servers is a list of issuer URLs")
@@ -73,6 +75,7 @@ class AuthSettings:
         self.resource_documentation = resource_documentation
         self.cache_seconds = cache_seconds
         self.cache_size = cache_size
+        self.hide_unauthorized = hide_unauthorized
         if resource is not None and isinstance(verifier, _ResourceBound):
             verifier.bind_resource(resource)
 
