@@ -13,7 +13,7 @@ import httpx
 import pytest
 import uvicorn
 
-from mcpgen import Client, Context, McpError, Server
+from mcpgen import Client, Context, InputRequired, McpError, Server, elicit_form
 from mcpgen.auth import AccessToken, AuthSettings, StaticTokenVerifier
 from tests.transports.httpharness import body, modern_headers, rpc, running, serve
 
@@ -23,6 +23,7 @@ INIT = {
     "capabilities": {},
     "clientInfo": {"name": "t", "version": "1"},
 }
+ELICITING = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
 LEGACY = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 
 
@@ -43,6 +44,14 @@ def build(**settings: Any) -> Server:
     async def slow(ctx: Context) -> str:
         await asyncio.sleep(0.05)
         return f"done for {ctx.auth.subject if ctx.auth else None}"
+
+    @server.tool
+    def confirm(ctx: Context) -> Any:
+        answer = ctx.input("ok")
+        if answer is None:
+            form = elicit_form("Sure?", {"type": "object", "properties": {}})
+            return InputRequired({"ok": form}, state={"asked": True})
+        return f"confirmed by {ctx.principal}"
 
     @server.prompt(scopes=["admin"])
     def secret_prompt() -> str:
@@ -376,11 +385,30 @@ def test_lists_show_everything_by_default(url: str) -> None:
 def test_lists_can_hide_what_the_caller_may_not_use(era: str) -> None:
     with serve(build().asgi_app(auth=settings(hide_unauthorized=True))) as (url, _):
         alice = names("alice-token", url, era)
-        assert alice == {"tools": ["slow", "whoami"], "prompts": [], "resources": []}
+        assert alice == {"tools": ["confirm", "slow", "whoami"], "prompts": [], "resources": []}
         root = names("root-token", url, era)
         assert root == {
-            "tools": ["admin_only", "slow", "whoami"],
+            "tools": ["admin_only", "confirm", "slow", "whoami"],
             "prompts": ["secret_prompt"],
             "resources": ["res://secret"],
         }
         assert names("bob-token", url, era) == alice  # a cached page of the same variant
+
+
+def test_request_state_is_bound_to_the_tokens_principal(url: str) -> None:
+    def confirm(token: str, rid: int, **more: Any) -> dict[str, Any]:
+        headers = modern_headers("tools/call", "confirm") | bearer(token)
+        answer = httpx.post(
+            url,
+            headers=headers,
+            content=body(rid, "tools/call", {"name": "confirm", **more}, **ELICITING),
+            timeout=10,
+        )
+        return answer.json()  # type: ignore[no-any-return]
+
+    state = confirm("alice-token", 1)["result"]["requestState"]
+    retry = {"requestState": state, "inputResponses": {"ok": {"action": "accept"}}}
+    bob = confirm("bob-token", 2, **retry)
+    assert "different principal" in bob["error"]["message"]
+    alice = confirm("alice-token", 3, **retry)
+    assert alice["result"]["content"][0]["text"] == "confirmed by alice"
