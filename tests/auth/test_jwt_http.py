@@ -190,3 +190,32 @@ def test_the_protected_server_example(jwks: tuple[str, JwksApp]) -> None:
     finally:
         process.terminate()
         process.wait(10)
+
+
+class Crashing:
+    async def verify(self, token: str) -> AccessToken | None:
+        if token == "boom":
+            raise RuntimeError("verifier bug")
+        return None
+
+
+def test_a_plain_verifier_gets_a_generic_description_and_a_crash_is_a_401(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with serve(build().asgi_app(auth=AuthSettings(Crashing()))) as (url, _):
+
+        def ask(token: str) -> httpx.Response:
+            headers = modern_headers("tools/list") | {"authorization": f"Bearer {token}"}
+            return httpx.post(url, headers=headers, content=body(1, "tools/list"), timeout=10)
+
+        refused = ask("nope")
+        assert refused.status_code == 401
+        assert (
+            'error_description="the token is invalid or expired"'
+            in refused.headers["www-authenticate"]
+        )
+        crashed = ask("boom")
+        assert crashed.status_code == 401
+        assert "could not be verified" in crashed.headers["www-authenticate"]
+        assert "the token verifier failed" in caplog.text  # with its traceback
+        assert ask("nope").status_code == 401  # still serving
