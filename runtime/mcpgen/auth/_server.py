@@ -127,24 +127,26 @@ class AuthGate:
                         scope, 400, "invalid_request", "several Authorization headers"
                     )
                 raw = value
-        if raw is None or raw[:7].lower() != b"bearer ":
+        if raw is None:
+            return self._refuse(scope, 401, None, None)  # no credentials at all
+        # Cached by the header's raw value: a client reusing its token costs one lookup.
+        access = self.cache.get(raw)
+        if access is not None:
+            return access
+        if raw[:7].lower() != b"bearer ":
             return self._refuse(scope, 401, None, None)  # no bearer credentials at all
         token = raw[7:].strip().decode("latin-1")
-        access = self.cache.get(token)
-        if access is None:
-            if len(token) > MAX_TOKEN_BYTES:
-                return self._refuse(scope, 401, "invalid_token", "the token is too large")
-            if _TOKEN68.fullmatch(token) is None:
-                return self._refuse(scope, 400, "invalid_request", "malformed bearer token")
-            verdict = await self._verify(token)
-            if isinstance(verdict, str):
-                return self._refuse(scope, 401, "invalid_token", verdict)
-            access = verdict
-            self.cache.put(token, access)
-        missing = self.settings.required_scopes - access.scopes
-        if missing:
-            return self._insufficient(scope, self.settings.required_scopes | access.scopes)
-        return access
+        if len(token) > MAX_TOKEN_BYTES:
+            return self._refuse(scope, 401, "invalid_token", "the token is too large")
+        if _TOKEN68.fullmatch(token) is None:
+            return self._refuse(scope, 400, "invalid_request", "malformed bearer token")
+        verdict = await self._verify(token)
+        if isinstance(verdict, str):
+            return self._refuse(scope, 401, "invalid_token", verdict)
+        if not self.settings.required_scopes <= verdict.scopes:
+            return self._insufficient(scope, self.settings.required_scopes | verdict.scopes)
+        self.cache.put(raw, verdict)  # only tokens that may pass
+        return verdict
 
     async def _verify(self, token: str) -> AccessToken | str:
         try:

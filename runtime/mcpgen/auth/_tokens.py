@@ -9,7 +9,6 @@ introspection verifiers, which need joserfc and httpx, live in their own modules
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
@@ -127,8 +126,9 @@ class StaticTokenVerifier:
 
 class TokenCache:
     """Verified tokens until they expire (and at most `ttl` seconds), at most
-    `max_size` of them, least recently used out first. Keyed by the raw token: a token
-    is an unguessable secret, so holding it in memory adds nothing an attacker lacks."""
+    `max_size` of them, the oldest out first (a hit costs one lookup and no
+    reordering). Keyed by the raw token (or the raw `Authorization` value): a token is
+    an unguessable secret, so holding it in memory adds nothing an attacker lacks."""
 
     def __init__(
         self, ttl: float = 60.0, max_size: int = 10_000, clock: Callable[[], float] = time.time
@@ -136,28 +136,27 @@ class TokenCache:
         self.ttl = ttl
         self.max_size = max_size
         self.clock = clock
-        self._entries: OrderedDict[str, tuple[AccessToken, float]] = OrderedDict()
+        self._entries: dict[str | bytes, tuple[AccessToken, float]] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def get(self, token: str) -> AccessToken | None:
+    def get(self, token: str | bytes) -> AccessToken | None:
         entry = self._entries.get(token)
         if entry is None:
             return None
         if entry[1] <= self.clock():
             del self._entries[token]
             return None
-        self._entries.move_to_end(token)
         return entry[0]
 
-    def put(self, token: str, access: AccessToken) -> None:
+    def put(self, token: str | bytes, access: AccessToken) -> None:
         if self.ttl <= 0 or self.max_size <= 0:
             return
         until = self.clock() + self.ttl
         if access.expires_at is not None:
             until = min(until, access.expires_at)
+        self._entries.pop(token, None)
         self._entries[token] = (access, until)
-        self._entries.move_to_end(token)
         while len(self._entries) > self.max_size:
-            self._entries.popitem(last=False)
+            del self._entries[next(iter(self._entries))]

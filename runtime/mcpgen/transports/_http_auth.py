@@ -75,7 +75,7 @@ def auth_gate(
 
 async def guarded(app: _App, gate: AuthGate, scope: Scope, receive: Receive, send: Send) -> None:
     path = route_path(scope)
-    if not _owned(app, gate, path):
+    if path != gate.path and not _owned(app, gate, path):
         answer = gate.metadata(scope, scope.get("root_path", "") + path)
         if answer is None:
             await app._http(scope, receive, send)  # not ours: the app says 404
