@@ -6,6 +6,13 @@ as a real client sends it), loaded by wrk at 16 connections with the suite's
 of a shared machine hits both; the figure is the ratio of the medians.
 
     python bench/auth_overhead.py [--seconds 5] [--rounds 3] [--connections 16]
+    python bench/auth_overhead.py --instructions   # callgrind, one server at a time
+
+Throughput on a shared machine drifts; `--instructions` is the steady figure: each
+server runs under `valgrind --tool=callgrind --instr-atstart=no`, is warmed up, then
+serves N1 and N2 keep-alive requests from one httpx client, each segment dumped
+(`callgrind_control`); instructions per request = (I2 - I1) / (N2 - N1), uvicorn and
+httptools included.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -49,8 +57,8 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_ready(port: int) -> None:
-    deadline = time.monotonic() + 20
+def wait_ready(port: int, seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
             socket.create_connection(("127.0.0.1", port), 0.2).close()
@@ -91,6 +99,59 @@ def wrk(port: int, headers: dict[str, str], seconds: int, connections: int) -> t
     return float(result["requests"]) / (result["duration_us"] / 1e6), int(result["requests"])
 
 
+_TOTALS = re.compile(rb"^(?:summary|totals): (\d+)", re.MULTILINE)
+
+
+def instructions(jwk: str, token: str, base: dict[str, str], n1: int, n2: int) -> dict[str, float]:
+    """Server instructions per request, without and with auth (see the docstring)."""
+    import httpx  # noqa: PLC0415
+
+    out: dict[str, float] = {}
+    runs = (("plain", [], False), ("header", [], True), ("auth", ["--jwk", jwk], True))
+    for kind, extra, bearer in runs:
+        port = free_port()
+        dump = Path(tempfile.mkdtemp()) / "cg.%p"
+        argv = [
+            "valgrind",
+            "--tool=callgrind",
+            "--instr-atstart=no",
+            f"--callgrind-out-file={dump}",
+        ]
+        proc = subprocess.Popen([*argv, sys.executable, __file__, "--serve", str(port), *extra])
+        headers = {**base, "Authorization": f"Bearer {token}"} if bearer else base
+        params = {"name": "echo", "arguments": {"text": "hello"}, "_meta": META}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+        try:
+            wait_ready(port, 600)
+            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as http:
+
+                def calls(n: int, body: object = body, headers: dict[str, str] = headers) -> None:
+                    for _ in range(n):
+                        assert http.post("/mcp", json=body, headers=headers).status_code == 200
+
+                calls(50)
+                control = ["callgrind_control"]
+                subprocess.run(
+                    [*control, "--instr=on", str(proc.pid)], check=True, capture_output=True
+                )
+                calls(n1)
+                subprocess.run([*control, "--dump", str(proc.pid)], check=True, capture_output=True)
+                calls(n2)
+                subprocess.run([*control, "--dump", str(proc.pid)], check=True, capture_output=True)
+        finally:
+            proc.terminate()
+            proc.wait(300)
+        totals = []
+        for part in (1, 2):
+            found = _TOTALS.search(
+                Path(f"{str(dump).replace('%p', str(proc.pid))}.{part}").read_bytes()
+            )
+            assert found is not None, "no totals in the callgrind dump"
+            totals.append(int(found.group(1)))
+        out[kind] = (totals[1] - totals[0]) / (n2 - n1)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=int, default=5)
@@ -98,6 +159,7 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--serve", type=int)
     parser.add_argument("--jwk")
+    parser.add_argument("--instructions", action="store_true")
     args = parser.parse_args()
     if args.serve is not None:
         serve(args.serve, args.jwk)
@@ -115,8 +177,21 @@ def main() -> None:
         "Mcp-Method": "tools/call",
         "Mcp-Name": "echo",
     }
-    ports = {"plain": free_port(), "auth": free_port()}
     jwk = json.dumps(key.as_dict(private=False))
+    if args.instructions:
+        per = instructions(jwk, token, base, 100, 400)
+        print(
+            f"without auth:                  {per['plain'] / 1000:.1f} k instructions per request"
+        )
+        print(f"without auth, header sent:     {per['header'] / 1000:.1f} k")
+        print(f"with auth:                     {per['auth'] / 1000:.1f} k")
+        print(
+            f"auth adds {100 * (per['auth'] / per['plain'] - 1):+.1f}% to a request without "
+            f"the header, verification {100 * (per['auth'] / per['header'] - 1):+.1f}% to one "
+            "with it"
+        )
+        return
+    ports = {"plain": free_port(), "auth": free_port()}
     procs = [
         subprocess.Popen([sys.executable, __file__, "--serve", str(ports["plain"])]),
         subprocess.Popen([sys.executable, __file__, "--serve", str(ports["auth"]), "--jwk", jwk]),

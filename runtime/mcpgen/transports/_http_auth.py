@@ -74,21 +74,23 @@ def auth_gate(
 
 
 async def guarded(app: _App, gate: AuthGate, scope: Scope, receive: Receive, send: Send) -> None:
-    path = route_path(scope)
-    if path != gate.path and not _owned(app, gate, path):
+    # The common case costs little: an unmounted endpoint, a token verified before.
+    path = scope["path"]
+    if path != gate.path and not _owned(app, gate, path := route_path(scope)):
         answer = gate.metadata(scope, scope.get("root_path", "") + path)
         if answer is None:
             await app._http(scope, receive, send)  # not ours: the app says 404
         else:
             await json_response(send, answer[1], answer[0], answer[2])
         return
-    access = await gate.admit(scope)
+    access = gate.known(scope) or await gate.admit(scope)
     if isinstance(access, tuple):
         await json_response(send, access[1], access[0], access[2])
         return
-    scope["mcpgen.principal"] = access.principal
+    scope["mcpgen.principal"] = access.subject or access.client_id  # `access.principal`
     scope["mcpgen.auth"] = access
-    if scope["method"] != "POST" or gate.features is None or not gate.features.scoped:
+    features = gate.features
+    if scope["method"] != "POST" or features is None or not features.scoped:
         await app._http(scope, receive, send)
         return
     body = await read_body(receive, app.options.max_body)
