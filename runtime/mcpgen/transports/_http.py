@@ -46,7 +46,7 @@ from mcpgen.transports._sessions import LegacySessions, resumable
 from mcpgen.transports._sse_legacy import LegacySse
 
 if TYPE_CHECKING:
-    from mcpgen.auth import AuthSettings
+    from mcpgen.auth._metadata import AuthSettings
     from mcpgen.auth._server import FeatureScopes
 
 __all__ = [
