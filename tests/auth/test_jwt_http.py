@@ -120,6 +120,8 @@ class Counting:
         self.calls += 1
         if token == "expiring":
             return AccessToken(subject="e", expires_at=time.time() + 0.3)
+        if token == "nameless":
+            return AccessToken(scopes=frozenset({"read"}))
         return AccessToken(subject="u") if token == "good" else None
 
 
@@ -142,6 +144,8 @@ def test_verified_tokens_are_cached_until_exp() -> None:
         time.sleep(0.35)
         ask("expiring")
         assert counting.calls == 5  # past its exp: verified again
+        # A token that names nobody could not own sessions or tasks: refused.
+        assert ask("nameless") == 401
 
 
 def test_the_protected_server_example(jwks: tuple[str, JwksApp]) -> None:

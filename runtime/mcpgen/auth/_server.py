@@ -154,6 +154,8 @@ class AuthGate:
         verdict = await self._verify(token)
         if isinstance(verdict, str):
             return self._refuse(scope, 401, "invalid_token", verdict)
+        if verdict.principal is None:  # nothing to bind sessions and tasks to
+            return self._refuse(scope, 401, "invalid_token", "the token names no subject or client")
         if not self.settings.required_scopes <= verdict.scopes:
             return self._insufficient(scope, self.settings.required_scopes | verdict.scopes)
         self.cache.put(raw, verdict)  # only tokens that may pass
