@@ -195,10 +195,9 @@ def test_metadata_at_the_path_and_at_the_root(url: str) -> None:
         assert response.status_code == 200, where
         assert response.headers["content-type"] == "application/json"
         assert response.json() == expected
-    assert (
-        httpx.get(origin + "/.well-known/oauth-protected-resource/other", timeout=10).status_code
-        == 404
-    )
+    for wrong in ("/other", "-x/mcp"):
+        answer = httpx.get(origin + "/.well-known/oauth-protected-resource" + wrong, timeout=10)
+        assert answer.status_code == 404
     assert (
         httpx.post(origin + "/.well-known/oauth-protected-resource/mcp", timeout=10).status_code
         == 405

@@ -103,9 +103,10 @@ class AuthGate:
         """The metadata document if `path` (the request's, mount prefix included) asks
         for it: at the well-known prefix plus the resource's path, or at the bare
         prefix (root); None for any other path."""
-        if not path.startswith(WELL_KNOWN):
+        rest = path[len(WELL_KNOWN) :]
+        if not path.startswith(WELL_KNOWN) or rest[:1] not in ("", "/"):
             return None
-        suffix = path[len(WELL_KNOWN) :].rstrip("/")
+        suffix = rest.rstrip("/")
         if self._own_suffix is not None:
             if suffix and suffix != self._own_suffix:
                 return None
