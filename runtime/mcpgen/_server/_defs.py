@@ -25,6 +25,7 @@ from mcpgen._server._arguments import (
     typed_shape,
 )
 from mcpgen._server._templates import UriTemplate
+from mcpgen._server._visible import scope_set
 from mcpgen_types import latest as t
 
 __all__ = [
@@ -213,7 +214,7 @@ def build_tool(
         headers=header_params(tool_name, schema),
         task=task,
         detach=detach,
-        scopes=frozenset(options.get("scopes") or ()),
+        scopes=scope_set(options.get("scopes")),
     )
 
 
@@ -245,7 +246,7 @@ def build_resource(
         icons=_opt(options.get("icons")),
         meta=_opt(options.get("meta")),
     )
-    scopes = frozenset(options.get("scopes") or ())
+    scopes = scope_set(options.get("scopes"))
     return ResourceDef(uri, definition, fn, inspect.iscoroutinefunction(fn), ctx, static, scopes)
 
 
@@ -276,7 +277,7 @@ def build_template(
         icons=_opt(options.get("icons")),
         meta=_opt(options.get("meta")),
     )
-    scopes = frozenset(options.get("scopes") or ())
+    scopes = scope_set(options.get("scopes"))
     return TemplateDef(template, definition, fn, inspect.iscoroutinefunction(fn), ctx, scopes)
 
 
@@ -311,7 +312,7 @@ def build_prompt(
         ctx,
         required,
         frozenset(p.name for p in params),
-        frozenset(options.get("scopes") or ()),
+        scope_set(options.get("scopes")),
     )
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from mcpgen._errors import ConfigurationError
 from mcpgen._server._call import Call
 
-__all__ = ["visible"]
+__all__ = ["scope_set", "visible"]
 
 
 class _Entry(Protocol):
@@ -34,3 +35,11 @@ def visible(
     if not lacking:
         return [entry.definition for entry in kept], None
     return [entry.definition for entry in kept if entry.scopes <= granted], lacking
+
+
+def scope_set(value: Iterable[str] | None) -> frozenset[str]:
+    """The `scopes=` of a feature as a set (a bare string is one mistake away from a set
+    of its letters, so it is refused)."""
+    if isinstance(value, str):
+        raise ConfigurationError(f"scopes= takes a list of scope names, not {value!r}")
+    return frozenset(value or ())
