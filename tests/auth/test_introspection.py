@@ -159,3 +159,20 @@ def test_importing_mcpgen_loads_neither_joserfc_nor_httpx() -> None:
         "assert 'joserfc' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_concurrent_checks_of_a_new_token_ask_once() -> None:
+    endpoint = Introspection({"t": active()})
+
+    async def slow(request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(0.05)  # the answer takes a while: the others arrive meanwhile
+        return endpoint(request)
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(slow))
+    v = IntrospectionVerifier(ENDPOINT, client_id="rs", client_secret="rs-secret", http=client)
+
+    async def scenario() -> list[AccessToken | str]:
+        return await asyncio.gather(*(v.check("t") for _ in range(8)))
+
+    assert all(isinstance(r, AccessToken) for r in asyncio.run(scenario()))
+    assert v.requests == 1

@@ -5,11 +5,13 @@ The resource server authenticates to the introspection endpoint with its own cli
 credentials (`client_secret_basic`, the default, or `client_secret_post`). An answer
 with `active: false`, or one that is not JSON, refuses the token. Active answers are
 cached until the token's `exp` and at most `cache_seconds` (revocation shows after
-that long at worst), bounded in size; refusals are not cached.
+that long at worst), bounded in size; refusals are not cached. Concurrent checks of
+one token share a single request to the endpoint.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -70,6 +72,7 @@ class IntrospectionVerifier:
         self._client = http
         self._own_client: httpx.AsyncClient | None = None
         self.requests = 0  # how many times the endpoint was asked (tests, metrics)
+        self._pending: dict[str, asyncio.Future[AccessToken | str]] = {}
 
     def bind_resource(self, resource: str) -> None:
         if self.audience is None:
@@ -97,6 +100,14 @@ class IntrospectionVerifier:
         cached = self.cache.get(token)
         if cached is not None:
             return cached
+        # Requests arriving together with a new token share one question.
+        pending = self._pending.get(token)
+        if pending is None:
+            pending = self._pending[token] = asyncio.ensure_future(self._settle(token))
+            pending.add_done_callback(lambda _: self._pending.pop(token, None))
+        return await asyncio.shield(pending)
+
+    async def _settle(self, token: str) -> AccessToken | str:
         answer = await self._ask(token)
         if isinstance(answer, str):
             return answer
