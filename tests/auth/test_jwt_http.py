@@ -5,6 +5,7 @@ with a bearer token. Also: the verified-token cache of the gate."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import time
 from collections.abc import Iterator
@@ -223,3 +224,54 @@ def test_a_plain_verifier_gets_a_generic_description_and_a_crash_is_a_401(
         assert "could not be verified" in crashed.headers["www-authenticate"]
         assert "the token verifier failed" in caplog.text  # with its traceback
         assert ask("nope").status_code == 401  # still serving
+
+
+class IntrospectionApp:
+    """An RFC 7662 endpoint on a real socket: `live` tokens are active; the resource
+    server must authenticate with HTTP Basic as rs:rs-secret."""
+
+    def __init__(self) -> None:
+        self.live = {"opaque-1": {"active": True, "sub": "carol", "scope": "read"}}
+        self.asked = 0
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        self.asked += 1
+        form = (await receive())["body"].decode()
+        token = dict(part.split("=", 1) for part in form.split("&"))["token"]
+        auth = dict(scope["headers"]).get(b"authorization", b"")
+        expected = b"Basic " + base64.b64encode(b"rs:rs-secret")
+        answer = self.live.get(token, {"active": False}) if auth == expected else {"active": False}
+        payload = json.dumps(answer).encode()
+        headers = [(b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": payload})
+
+
+def test_opaque_tokens_through_a_real_introspection_endpoint() -> None:
+    from mcpgen.auth import IntrospectionVerifier
+
+    endpoint = IntrospectionApp()
+    config = uvicorn.Config(
+        endpoint, "127.0.0.1", 0, log_level="warning", loop="asyncio", lifespan="off"
+    )
+    with running(uvicorn.Server(config)) as base:
+        verifier = IntrospectionVerifier(
+            f"{base}/introspect", client_id="rs", client_secret="rs-secret"
+        )
+        with serve(build().asgi_app(auth=AuthSettings(verifier))) as (url, _):
+
+            async def whoami(token: str) -> str:
+                headers = {"authorization": f"Bearer {token}"}
+                async with Client.http(url, headers=headers, era="modern") as client:
+                    result = await client.call_tool("whoami")
+                    return result.content[0].text  # type: ignore[union-attr,no-any-return]
+
+            assert asyncio.run(whoami("opaque-1")) == "carol"
+            assert asyncio.run(whoami("opaque-1")) == "carol"
+            assert endpoint.asked == 1  # cached after the first answer
+            headers = modern_headers("tools/list") | {"authorization": "Bearer revoked"}
+            refused = httpx.post(url, headers=headers, content=body(1, "tools/list"), timeout=10)
+            assert refused.status_code == 401
+            assert "the token is not active" in refused.headers["www-authenticate"]
