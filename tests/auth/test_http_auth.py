@@ -411,3 +411,33 @@ def test_request_state_is_bound_to_the_tokens_principal(url: str) -> None:
     assert "different principal" in bob["error"]["message"]
     alice = confirm("alice-token", 3, **retry)
     assert alice["result"]["content"][0]["text"] == "confirmed by alice"
+
+
+def test_the_official_python_sdk_reads_our_challenges_and_metadata(url: str) -> None:
+    """The official SDK's own parsers (run in its venv) understand the 401, the 403
+    step-up challenge and the metadata document."""
+    import subprocess
+    from pathlib import Path
+
+    from tests.tooling import official_python
+
+    reader = Path(__file__).with_name("official_sdk_reader.py")
+    done = subprocess.run(
+        [official_python(), str(reader), url, "alice-token"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    origin = url.removesuffix(RESOURCE_PATH)
+    assert seen == {
+        "missing_status": 401,
+        "resource_metadata": f"{origin}/.well-known/oauth-protected-resource/mcp",
+        "resource": url,
+        "authorization_servers": ["https://issuer.example"],
+        "refused_status": 403,
+        "refused_error": "insufficient_scope",
+        "refused_scope": "admin read",
+    }
