@@ -67,3 +67,24 @@ def test_a_server_without_scoped_features_is_not_scoped() -> None:
         return ""
 
     assert features.scoped  # a new registry snapshot is looked at again
+
+
+def test_without_http_auth_ctx_auth_is_none_and_scopes_are_not_enforced() -> None:
+    """In-process (as on stdio) there is no HTTP authorization: no token, no 403."""
+    import asyncio
+
+    from mcpgen import Client, Context
+
+    server = Server("s")
+
+    @server.tool(scopes=["admin"])
+    def who(ctx: Context) -> str:
+        return repr(ctx.auth)
+
+    async def scenario(era: str) -> str:
+        async with Client.memory(server, era=era) as client:  # type: ignore[arg-type]
+            result = await client.call_tool("who")
+            return result.content[0].text  # type: ignore[union-attr,no-any-return]
+
+    assert asyncio.run(scenario("modern")) == "None"
+    assert asyncio.run(scenario("legacy")) == "None"
