@@ -9,6 +9,7 @@ import json
 import logging
 import time
 
+import httpx
 import pytest
 from joserfc import jwt
 from joserfc.jwk import OctKey
@@ -211,3 +212,26 @@ def test_a_fixed_public_key() -> None:
     )
     with pytest.raises(ConfigurationError, match="exactly one"):
         JWTVerifier(issuer=ISSUER, audience=RESOURCE)
+
+
+def test_encryption_keys_and_unknown_key_types_do_not_spoil_the_set() -> None:
+    key = ec_key("k1")
+    jwks = Jwks(key)
+    original = jwks.__call__
+
+    def mixed(request: httpx.Request) -> httpx.Response:
+        document = original(request).json()
+        document["keys"] = [
+            {"kty": "AKP", "alg": "ML-DSA-44", "kid": "pq", "pub": "AAAA"},
+            {**document["keys"][0], "use": "enc", "kid": "k1"},  # same kid, for encryption
+            *document["keys"],
+        ]
+        return httpx.Response(200, json=document)
+
+    v = JWTVerifier(
+        issuer=ISSUER,
+        audience=RESOURCE,
+        jwks_uri=JWKS_URI,
+        http=httpx.AsyncClient(transport=httpx.MockTransport(mixed)),
+    )
+    assert isinstance(check(v, sign(key)), AccessToken)

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import httpx
 from joserfc.errors import JoseError
-from joserfc.jwk import KeySet
+from joserfc.jwk import Key, KeySet, import_key
 
 __all__ = ["JwksCache", "KeysUnavailableError"]
 
@@ -105,7 +105,7 @@ class JwksCache:
         try:
             response = await self._http().get(self.uri, headers={"accept": "application/json"})
             response.raise_for_status()
-            keys = KeySet.import_key_set(response.json())
+            keys = _signing_keys(response.json())
         except (httpx.HTTPError, ValueError, TypeError, KeyError, JoseError) as exc:
             held = "keeping the keys held" if self._keys is not None else "no keys held"
             log.warning("fetching the JWKS at %s failed (%s); %s", self.uri, exc, held)
@@ -116,3 +116,21 @@ class JwksCache:
         self._keys = keys
         self._fresh_until = self._clock() + min(max(ttl, self.min_refresh), self.max_ttl)
         return keys
+
+
+def _signing_keys(document: object) -> KeySet:
+    """The signature keys of a JWKS document. Encryption keys (`use: enc`) and keys
+    of a type joserfc does not know are skipped rather than spoiling the whole set."""
+    if not isinstance(document, dict) or not isinstance(document.get("keys"), list):
+        raise ValueError("not a JWKS document")
+    keys: list[Key] = []
+    for entry in document["keys"]:
+        if not isinstance(entry, dict) or entry.get("use", "sig") != "sig":
+            continue
+        try:
+            keys.append(import_key(entry))
+        except (JoseError, ValueError, TypeError, KeyError) as exc:
+            log.info("skipping a key of the JWKS (%s)", exc)
+    if not keys:
+        raise ValueError("the JWKS has no usable signing key")
+    return KeySet(keys)
