@@ -27,6 +27,7 @@ from mcpgen._server._defs import (
     build_template,
     build_tool,
 )
+from mcpgen._server._scopes import RegistryScopes
 from mcpgen._server._state import Sealer
 from mcpgen.stores import Bus, KeyRing, TaskStore
 from mcpgen_types import latest as t
@@ -325,7 +326,8 @@ class Server:
         app, to mount in any ASGI server or framework. Options: see
         `mcpgen.transports.HttpOptions` (path, sse_path, messages_path, max_body,
         keepalive_seconds, dns_rebinding_protection, allowed_hosts, allowed_origins ...),
-        plus `store` (a SessionStore) and `events` (an EventStore) for legacy sessions.
+        plus `store` (a SessionStore) and `events` (an EventStore) for legacy sessions,
+        and `auth` (`mcpgen.auth.AuthSettings`: OAuth bearer tokens, scopes per feature).
 
         Mounted under a prefix (Starlette's `Mount("/weather", app=...)`, FastAPI's
         `app.mount(...)`), it serves `/weather/mcp`, `/weather/sse` and `/weather/messages`
@@ -335,7 +337,11 @@ class Server:
         from mcpgen.transports._http import HttpOptions, McpAsgiApp  # noqa: PLC0415 (lazy)
 
         store, events = options.pop("store", None), options.pop("events", None)
-        return McpAsgiApp(self, HttpOptions(**options), store, events)
+        auth = options.pop("auth", None)  # an AuthSettings: bearer tokens required
+        features = None if auth is None else RegistryScopes(lambda: self._registry)
+        if auth is not None and auth.hide_unauthorized:
+            self._update("", hide_unauthorized=True)
+        return McpAsgiApp(self, HttpOptions(**options), store, events, auth, features)
 
     def run(
         self,

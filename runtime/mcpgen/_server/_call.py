@@ -20,13 +20,16 @@ from __future__ import annotations
 import abc
 import enum
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Final, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from mcpgen._protocol import LOG_LEVELS
 from mcpgen_types import latest as t
+
+if TYPE_CHECKING:
+    from mcpgen.auth._tokens import AccessToken
 
 __all__ = [
     "DEFERRED",
@@ -79,11 +82,13 @@ class Channel(abc.ABC):
     and `reply` default to `notify`, which is all an ordered byte stream needs.
     `spawn` starts async work and returns its handle (for cancellation). `headers`
     holds the request's MCP HTTP headers (lower-case names), or None outside HTTP;
-    `principal` names who the transport authenticated.
+    `principal` names who the transport authenticated, `auth` is the verified bearer
+    token it authenticated with (HTTP with `auth=` configured; None elsewhere).
     """
 
     headers: dict[str, str] | None = None
     principal: str | None = None
+    auth: AccessToken | None = None
 
     @abc.abstractmethod
     def notify(self, frame: bytes) -> None:
@@ -123,6 +128,7 @@ class Call:
 
     __slots__ = (
         "asker",
+        "auth",
         "cancel_hook",
         "cancelled",
         "caps",
@@ -163,6 +169,7 @@ class Call:
         self.caps = caps
         self.channel = channel
         self.principal = channel.principal
+        self.auth = channel.auth
         self.log_rank = log_rank
         self.progress_token: Any = meta.get("progressToken")
         self.info: dict[str, Any] | UnsetType = UNSET  # a legacy session's clientInfo

@@ -16,7 +16,7 @@ input from the user or the client's model has two styles (one per call):
 from __future__ import annotations
 
 from collections.abc import Coroutine, Generator, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 from msgspec import UNSET
@@ -24,6 +24,9 @@ from msgspec import UNSET
 from mcpgen._server._awaits import DEFAULT_TIMEOUT, Awaits, await_input
 from mcpgen._server._call import Call
 from mcpgen_types import latest as t
+
+if TYPE_CHECKING:
+    from mcpgen.auth._tokens import AccessToken
 
 __all__ = [
     "DETACH",
@@ -206,6 +209,11 @@ class Context:
     def principal(self) -> str | None:
         """Who the transport authenticated, if anyone (binds requestState too)."""
         return self._call.principal
+
+    @property
+    def auth(self) -> AccessToken | None:
+        """The caller's verified bearer token (HTTP with `auth=`); None on stdio."""
+        return self._call.auth
 
     @property
     def meta(self) -> dict[str, Any]:

@@ -63,6 +63,7 @@ class Registry(msgspec.Struct, frozen=True):
     prompts: dict[str, PromptDef] = msgspec.field(default_factory=dict)
     completions: dict[tuple[str, str], CompletionDef] = msgspec.field(default_factory=dict)
     fallback_completion: CompletionDef | None = None
+    hide_unauthorized: bool = False  # lists leave out what the caller's token may not use
 
 
 class LegacySession(Protocol):
@@ -115,7 +116,7 @@ class ServerCore:
             poll_ms=task_poll_ms,
         )
         self._unsubscribe = self.bus.subscribe(self.deliver)
-        self._pages: dict[tuple[str, str, int], bytes] = {}
+        self._pages: dict[tuple[str, str, int, frozenset[str] | None], bytes] = {}
         self._discover: bytes | None = None
         self._caps: dict[str, Any] | None = None
         self._features: dict[str, bool] = {}
@@ -221,12 +222,14 @@ class ServerCore:
         cursor: str | None,
         items: list[Any],
         build: Callable[[list[Any], str | None], Any],
+        variant: frozenset[str] | None = None,
     ) -> msgspec.Raw:
-        """One page of a list, encoded once per (method, revision, offset)."""
+        """One page of a list, encoded once per (method, revision, offset, the scopes
+        a caller lacks when its list leaves features out)."""
         offset = 0 if cursor is None else self.sealer.open_cursor(method, cursor)
         if offset > len(items):
             raise McpError(INVALID_PARAMS, "invalid cursor")
-        key = (method, version, offset)
+        key = (method, version, offset, variant)
         cached = self._pages.get(key)
         if cached is None:
             end = offset + self.page_size

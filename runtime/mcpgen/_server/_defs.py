@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypedDict, Unpack
 
 import msgspec
@@ -26,6 +26,7 @@ from mcpgen._server._arguments import (
     typed_shape,
 )
 from mcpgen._server._templates import UriTemplate
+from mcpgen._server._visible import scope_set
 from mcpgen_types import latest as t
 
 __all__ = [
@@ -59,11 +60,14 @@ TaskSupport = Literal["optional", "required"]
 # and the builders below: mypy checks a caller's keywords and values against it, and
 # `_check` rejects unknown keywords at run time for callers mypy does not see.
 class _Options(TypedDict, total=False):
+    """Every feature also takes `scopes`: what a caller's token must grant to use it."""
+
     name: str | None  # default: the function's name
     title: str | None
     description: str | None  # default: the function's docstring
     icons: list[t.Icon] | None
     meta: dict[str, Any] | None  # the definition's `_meta`
+    scopes: Sequence[str] | None  # OAuth scopes a caller needs (HTTP with `auth=`)
 
 
 class PromptOptions(_Options, total=False):
@@ -119,6 +123,7 @@ class ToolDef(msgspec.Struct, frozen=True):
     headers: Mapping[str, tuple[str, str]]  # lower-case header name -> (property, JSON type)
     task: TaskSupport | None = None  # may run as a task (Tasks extension)
     detach: bool = False  # runs in the request until `await ctx.detach()`
+    scopes: frozenset[str] = msgspec.field(default_factory=frozenset)
 
 
 class ResourceDef(msgspec.Struct, frozen=True):
@@ -128,6 +133,7 @@ class ResourceDef(msgspec.Struct, frozen=True):
     is_async: bool
     context_param: str | None
     static: str | bytes | None = None  # the content when registered without a reader
+    scopes: frozenset[str] = msgspec.field(default_factory=frozenset)
 
 
 class TemplateDef(msgspec.Struct, frozen=True):
@@ -136,6 +142,7 @@ class TemplateDef(msgspec.Struct, frozen=True):
     fn: Callable[..., Any]
     is_async: bool
     context_param: str | None
+    scopes: frozenset[str] = msgspec.field(default_factory=frozenset)
 
 
 class PromptDef(msgspec.Struct, frozen=True):
@@ -146,6 +153,7 @@ class PromptDef(msgspec.Struct, frozen=True):
     context_param: str | None
     required: tuple[str, ...] = ()
     accepted: frozenset[str] = msgspec.field(default_factory=frozenset)
+    scopes: frozenset[str] = msgspec.field(default_factory=frozenset)
 
 
 class CompletionDef(msgspec.Struct, frozen=True):
@@ -207,6 +215,7 @@ def build_tool(
         headers=header_params(tool_name, schema),
         task=task,
         detach=detach,
+        scopes=scope_set(options.get("scopes")),
     )
 
 
@@ -238,7 +247,8 @@ def build_resource(
         icons=_opt(options.get("icons")),
         meta=_opt(options.get("meta")),
     )
-    return ResourceDef(uri, definition, fn, inspect.iscoroutinefunction(fn), ctx, static)
+    scopes = scope_set(options.get("scopes"))
+    return ResourceDef(uri, definition, fn, inspect.iscoroutinefunction(fn), ctx, static, scopes)
 
 
 def build_template(
@@ -268,7 +278,8 @@ def build_template(
         icons=_opt(options.get("icons")),
         meta=_opt(options.get("meta")),
     )
-    return TemplateDef(template, definition, fn, inspect.iscoroutinefunction(fn), ctx)
+    scopes = scope_set(options.get("scopes"))
+    return TemplateDef(template, definition, fn, inspect.iscoroutinefunction(fn), ctx, scopes)
 
 
 def build_prompt(
@@ -302,6 +313,7 @@ def build_prompt(
         ctx,
         required,
         frozenset(p.name for p in params),
+        scope_set(options.get("scopes")),
     )
 
 

@@ -26,6 +26,7 @@ from mcpgen._server._context import Context, InputRequired
 from mcpgen._server._peer import LegacyView, SessionView
 from mcpgen._server._state import params_digest
 from mcpgen._server._task_methods import cancel_task, get_task, listen, update_task
+from mcpgen._server._visible import visible
 from mcpgen_types import ext_tasks as x
 from mcpgen_types import latest as t
 
@@ -87,12 +88,12 @@ def _lister(method: str, field: str, select: Callable[[Any], Any]) -> Handler:
     result_type = t.METHODS[method].result
 
     def handler(core: ServerCore, session: SessionView, call: Call, params: Any) -> Any:
-        items = [entry.definition for entry in select(core.registry)]
+        items, lacking = visible(select(core.registry), call, core.registry.hide_unauthorized)
 
         def build(page: list[Any], nxt: str | None) -> Any:
             return result_type(**{field: page}, next_cursor=nxt or UNSET, **_HINT)
 
-        return core.page(method, call.version, call.era, _cursor(params), items, build)
+        return core.page(method, call.version, call.era, _cursor(params), items, build, lacking)
 
     return handler
 

@@ -225,6 +225,7 @@ def task_call(call: Call, channel: Nowhere) -> Call:
         call.request_id, call.method, call.era, call.version, call.meta, call.caps, channel, None
     )
     task_call.principal = call.principal
+    task_call.auth = call.auth
     task_call.info = call.info
     task_call.progress_token = None
     task_call.input_responses = call.input_responses

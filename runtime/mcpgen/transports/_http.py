@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -40,9 +40,14 @@ from mcpgen.transports._asgi import (
     uvicorn_server,
 )
 from mcpgen.transports._background import start_kept
+from mcpgen.transports._http_auth import auth_gate
 from mcpgen.transports._port import ServerPort
 from mcpgen.transports._sessions import LegacySessions, resumable
 from mcpgen.transports._sse_legacy import LegacySse
+
+if TYPE_CHECKING:
+    from mcpgen.auth._metadata import AuthSettings
+    from mcpgen.auth._server import FeatureScopes
 
 __all__ = [
     "EventStore",
@@ -145,6 +150,8 @@ class McpAsgiApp:
         options: HttpOptions | None = None,
         store: SessionStore | None = None,
         events: EventStore | None = None,
+        auth: AuthSettings | None = None,  # bearer tokens required (`_http_auth`)
+        features: FeatureScopes | None = None,  # the scopes each feature needs
     ) -> None:
         self.server = server
         self.options = o = options or HttpOptions()
@@ -159,6 +166,7 @@ class McpAsgiApp:
         self.legacy_sse = (
             None if o.sse_path is None else LegacySse(self, o.sse_path, o.messages_path)
         )
+        self.gate, self._serve = auth_gate(self, auth, self._path, features)
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         return start_kept(self.tasks, coro)
@@ -166,7 +174,7 @@ class McpAsgiApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            await self._http(scope, receive, send)
+            await self._serve(scope, receive, send)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
 
@@ -256,25 +264,14 @@ class McpAsgiApp:
             return
         json_ok, sse_ok = self.negotiate(headers.get("accept", "*/*"))
         if not (json_ok or sse_ok):
-            await json_response(
-                send,
-                _error(
-                    rpc.INVALID_REQUEST,
-                    "Accept must allow application/json or text/event-stream",
-                    406,
-                ),
-                406,
-            )
+            message = "Accept must allow application/json or text/event-stream"
+            await json_response(send, _error(rpc.INVALID_REQUEST, message, 406), 406)
             return
-        body = await read_body(receive, self.options.max_body)
+        cap = self.options.max_body
+        body = await read_body(receive, cap)
         if body is None:
-            await json_response(
-                send,
-                _error(
-                    rpc.INVALID_REQUEST, f"request body over {self.options.max_body} bytes", 413
-                ),
-                413,
-            )
+            frame = _error(rpc.INVALID_REQUEST, f"request body over {cap} bytes", 413)
+            await json_response(send, frame, 413)
             return
         # Set by an authentication middleware: it binds requestState and legacy sessions.
         principal = scope.get("mcpgen.principal")
@@ -285,6 +282,7 @@ class McpAsgiApp:
         http_session = found  # None: a fresh core session, a channel only if it goes legacy
         session = self.server.session() if found is None else found.core
         channel = _Stream(self, headers, principal)
+        channel.auth = scope.get("mcpgen.auth")  # the verified token (`_http_auth`)
         outcome = session.receive(body, channel)
         extra: list[tuple[bytes, bytes]] = []
         if http_session is not None:

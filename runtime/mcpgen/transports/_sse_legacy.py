@@ -93,12 +93,14 @@ _GONE = _error(rpc.INVALID_REQUEST, "unknown or ended session; reconnect", 404)
 
 class _Relay(Channel):
     """Every frame of an SSE session, whatever its kind, becomes an event on the
-    session's stream; `principal` is the caller of the POST that brought the message."""
+    session's stream; `principal` (and `auth`, its verified token) is the caller of the
+    request that brought the message (`scope`)."""
 
-    def __init__(self, app: HostApp, stream: ResponseStream, principal: str | None) -> None:
+    def __init__(self, app: HostApp, stream: ResponseStream, scope: Scope) -> None:
         self.app = app
         self.stream = stream
-        self.principal = principal
+        self.principal = scope.get("mcpgen.principal")
+        self.auth = scope.get("mcpgen.auth")
 
     def notify(self, frame: bytes) -> None:
         self.stream.notify(frame)
@@ -172,8 +174,8 @@ class LegacySse:
             await json_response(send, _error(rpc.INVALID_REQUEST, "shutting down", 503), 503)
             return
         stream = ResponseStream(app, None, None)
-        session = app.server.session(_Relay(app, stream, scope.get("mcpgen.principal")))
-        http_session = self.store.add(session)  # evicts idle streamless sessions first
+        relay = _Relay(app, stream, scope)
+        http_session = self.store.add(app.server.session(relay), relay.principal)  # evicts idle
         if len(self.store) > app.options.max_sessions:  # every one has an open stream
             self.store.remove(http_session.id)
             frame = _error(rpc.INVALID_REQUEST, "too many open sessions", 503)
@@ -217,8 +219,9 @@ class LegacySse:
             await json_response(send, frame, 400)
             return
         http_session = self.store.get(session_id)
-        if http_session is None or not http_session.streams:
-            await json_response(send, _GONE, 404)
+        principal = scope.get("mcpgen.principal")
+        if http_session is None or not http_session.streams or http_session.principal != principal:
+            await json_response(send, _GONE, 404)  # another principal's session does not exist
             return
         ctype = headers.get("content-type", "")
         if ctype.split(";")[0].strip().lower() != "application/json":
@@ -235,7 +238,7 @@ class LegacySse:
             await json_response(send, _GONE, 404)
             return
         stream: ResponseStream = http_session.streams[0]
-        relay = _Relay(self.app, stream, scope.get("mcpgen.principal"))
+        relay = _Relay(self.app, stream, scope)
         outcome = http_session.core.receive(body, relay)
         deliver(outcome, relay)  # a reply, now or later, is one more event on the stream
         if isinstance(outcome, rpc.ErrorFrame) and outcome.code == rpc.PARSE_ERROR:

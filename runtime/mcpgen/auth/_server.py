@@ -1,0 +1,212 @@
+"""The HTTP app's door: bearer tokens checked before any MCP endpoint is served, the
+protected resource metadata served next to it, and per-feature scopes checked before a
+call is dispatched.
+
+Everything here answers with `(status, body, headers)` for the app to write; the app
+(`mcpgen.transports._http`) calls `metadata` for `/.well-known/...` paths, `admit` for
+every MCP request, and `authorize` with the body of every POST. Verified tokens are
+cached (`TokenCache`), so a client reusing its token costs a dict lookup per request.
+
+Per-feature scopes are decided from the body, never from headers alone, for both eras
+and for batches: the decision is made before the core sees the message, so a call
+without the scope gets `403 insufficient_scope` (naming every scope the call needs,
+the held ones included, so a client can ask for the union) whatever the revision.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+import msgspec
+
+from mcpgen._protocol import NAME_PARAM
+from mcpgen.auth._metadata import WELL_KNOWN, AuthSettings, challenge, metadata_url
+from mcpgen.auth._tokens import MAX_TOKEN_BYTES, AccessToken, CheckingVerifier, TokenCache
+
+__all__ = ["Answer", "AuthGate", "FeatureScopes"]
+
+log = logging.getLogger("mcpgen.auth")
+Scope = dict[str, Any]
+Headers = list[tuple[bytes, bytes]]
+Answer = tuple[int, bytes, Headers]  # a response the app writes as JSON instead of serving
+_TOKEN68 = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
+
+
+class FeatureScopes(Protocol):
+    """What the gate needs of the server's registry (`mcpgen._server.RegistryScopes`)."""
+
+    @property
+    def scoped(self) -> bool:
+        """Whether any tool, prompt or resource needs a scope (else bodies are not read)."""
+        ...
+
+    def needed(self, method: str, name: str) -> frozenset[str]: ...
+
+
+class _Message(msgspec.Struct):
+    method: Any = None
+    params: Any = None
+
+
+_peek = msgspec.json.Decoder(_Message | list[_Message]).decode
+
+
+def _error_body(error: str, description: str | None) -> bytes:
+    body = (
+        {"error": error}
+        if description is None
+        else {"error": error, "error_description": description}
+    )
+    return msgspec.json.encode(body)
+
+
+class AuthGate:
+    """Bearer authentication and scope checks for one HTTP app (`McpAsgiApp`), whose MCP
+    endpoint is at `path` (without any mount prefix)."""
+
+    def __init__(
+        self, settings: AuthSettings, path: str, features: FeatureScopes | None = None
+    ) -> None:
+        self.settings = settings
+        self.path = path
+        self.features = features
+        self.cache = TokenCache(settings.cache_seconds, settings.cache_size)
+        verifier = settings.verifier
+        self._check = verifier.check if isinstance(verifier, CheckingVerifier) else None
+        resource = settings.resource
+        self._fixed_metadata = None if resource is None else metadata_url(resource)
+        self._own_suffix = None if resource is None else urlsplit(resource).path.rstrip("/")
+
+    # -- where this resource and its metadata are ----------------------------------------
+    def resource(self, scope: Scope, suffix: str | None = None) -> str:
+        """This resource's URL: the configured one, else derived from the request (its
+        scheme and Host, the mount point, the endpoint path)."""
+        if self.settings.resource is not None:
+            return self.settings.resource
+        host = "localhost"
+        for name, value in scope["headers"]:
+            if name == b"host":
+                host = value.decode("latin-1")
+                break
+        path = suffix if suffix else scope.get("root_path", "") + self.path
+        return f"{scope.get('scheme', 'http')}://{host}{path}"
+
+    def metadata_location(self, scope: Scope) -> str:
+        fixed = self._fixed_metadata
+        return fixed if fixed is not None else metadata_url(self.resource(scope))
+
+    def metadata(self, scope: Scope, path: str) -> Answer | None:
+        """The metadata document if `path` (the request's, mount prefix included) asks
+        for it: at the well-known prefix plus the resource's path, or at the bare
+        prefix (root); None for any other path."""
+        rest = path[len(WELL_KNOWN) :]
+        if not path.startswith(WELL_KNOWN) or rest[:1] not in ("", "/"):
+            return None
+        suffix = rest.rstrip("/")
+        if self._own_suffix is not None:
+            if suffix and suffix != self._own_suffix:
+                return None
+        elif suffix and not suffix.endswith(self.path):
+            return None
+        if scope["method"] not in ("GET", "HEAD"):
+            return 405, _error_body("invalid_request", "GET only"), [(b"allow", b"GET")]
+        body = self.settings.document(self.resource(scope, suffix or None))
+        return 200, body, [(b"cache-control", b"public, max-age=3600")]
+
+    # -- authentication ----------------------------------------------------------------------
+    def known(self, scope: Scope) -> AccessToken | None:
+        """The token of a request whose one `Authorization` value was verified before
+        (one lookup, no parsing, no await); None: ask `admit`."""
+        raw: bytes | None = None
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                if raw is not None:
+                    return None
+                raw = value
+        return None if raw is None else self.cache.get(raw)
+
+    async def admit(self, scope: Scope) -> AccessToken | Answer:
+        """The request's verified token, or the 401/400/403 answer to send instead."""
+        raw: bytes | None = None
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                if raw is not None:
+                    return self._refuse(
+                        scope, 400, "invalid_request", "several Authorization headers"
+                    )
+                raw = value
+        if raw is None:
+            return self._refuse(scope, 401, None, None)  # no credentials at all
+        # Cached by the header's raw value (`known`): a reused token costs one lookup.
+        access = self.cache.get(raw)
+        if access is not None:
+            return access
+        if raw[:7].lower() != b"bearer ":
+            return self._refuse(scope, 401, None, None)  # no bearer credentials at all
+        token = raw[7:].strip().decode("latin-1")
+        if len(token) > MAX_TOKEN_BYTES:
+            return self._refuse(scope, 401, "invalid_token", "the token is too large")
+        if _TOKEN68.fullmatch(token) is None:
+            return self._refuse(scope, 400, "invalid_request", "malformed bearer token")
+        verdict = await self._verify(token)
+        if isinstance(verdict, str):
+            return self._refuse(scope, 401, "invalid_token", verdict)
+        if verdict.principal is None:  # nothing to bind sessions and tasks to
+            return self._refuse(scope, 401, "invalid_token", "the token names no subject or client")
+        if not self.settings.required_scopes <= verdict.scopes:
+            return self._insufficient(scope, self.settings.required_scopes | verdict.scopes)
+        self.cache.put(raw, verdict)  # only tokens that may pass
+        return verdict
+
+    async def _verify(self, token: str) -> AccessToken | str:
+        try:
+            if self._check is not None:
+                return await self._check(token)
+            found = await self.settings.verifier.verify(token)
+        except Exception:  # a verifier's bug must not take the endpoint down
+            log.exception("the token verifier failed")
+            return "the token could not be verified"
+        return found if found is not None else "the token is invalid or expired"
+
+    # -- per-feature scopes --------------------------------------------------------------------
+    def authorize(self, scope: Scope, access: AccessToken, body: bytes) -> Answer | None:
+        """403 when a call in `body` needs a scope the token lacks."""
+        features = self.features
+        if features is None or not features.scoped:
+            return None
+        try:
+            messages = _peek(body)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None  # not a JSON-RPC message: the core answers it
+        needed: frozenset[str] = frozenset()
+        for message in messages if isinstance(messages, list) else (messages,):
+            field = NAME_PARAM.get(message.method) if isinstance(message.method, str) else None
+            if field is None or not isinstance(message.params, dict):
+                continue
+            name = message.params.get(field)
+            if isinstance(name, str):
+                needed |= features.needed(message.method, name)
+        if needed and not needed <= access.scopes:
+            return self._insufficient(scope, needed | access.scopes)
+        return None
+
+    # -- answers -----------------------------------------------------------------------------
+    def _refuse(
+        self, scope: Scope, status: int, error: str | None, description: str | None
+    ) -> Answer:
+        header = challenge(
+            self.metadata_location(scope), self.settings.required_scopes, error, description
+        )
+        body = _error_body(error or "invalid_token", description or "a bearer token is required")
+        return status, body, [(b"www-authenticate", header)]
+
+    def _insufficient(self, scope: Scope, scopes: frozenset[str] | Sequence[str]) -> Answer:
+        description = "the token lacks a scope this request needs"
+        header = challenge(
+            self.metadata_location(scope), frozenset(scopes), "insufficient_scope", description
+        )
+        return 403, _error_body("insufficient_scope", description), [(b"www-authenticate", header)]
