@@ -63,15 +63,18 @@ class _Options(TypedDict, total=False):
     description: str | None  # default: the function's docstring
     icons: list[t.Icon] | None
     meta: dict[str, Any] | None  # the definition's `_meta`
+    # A sync handler runs in the server's worker threads (default True); False runs it
+    # on the event loop's thread, as an async handler's code does. Ignored for async ones.
+    threaded: bool
 
 
 class PromptOptions(_Options, total=False):
-    """Keywords of `Server.prompt`: name, title, description, icons, meta."""
+    """Keywords of `Server.prompt`: name, title, description, icons, meta, threaded."""
 
 
 class TemplateOptions(_Options, total=False):
     """Keywords of `Server.resource_template`: name, title, description, mime_type,
-    annotations, icons, meta."""
+    annotations, icons, meta, threaded."""
 
     mime_type: str | None
     annotations: t.Annotations | None
@@ -88,7 +91,7 @@ class ToolOptions(_Options, total=False):
     """Keywords of `Server.tool` and `Server.add_tool`: name, title, description,
     annotations, input_schema (a raw JSON Schema, validated with jsonschema-rs, instead of
     typed parameters), output_schema (default: from the return annotation), icons, meta,
-    task and detach."""
+    task, detach and threaded (False: a sync handler runs on the event loop's thread)."""
 
     annotations: t.ToolAnnotations | None
     input_schema: dict[str, Any] | None
@@ -118,6 +121,7 @@ class ToolDef(msgspec.Struct, frozen=True):
     headers: Mapping[str, tuple[str, str]]  # lower-case header name -> (property, JSON type)
     task: TaskSupport | None = None  # may run as a task (Tasks extension)
     detach: bool = False  # runs in the request until `await ctx.detach()`
+    threaded: bool = True  # a sync handler runs in a worker thread
 
 
 class ResourceDef(msgspec.Struct, frozen=True):
@@ -127,6 +131,7 @@ class ResourceDef(msgspec.Struct, frozen=True):
     is_async: bool
     context_param: str | None
     static: str | bytes | None = None  # the content when registered without a reader
+    threaded: bool = True
 
 
 class TemplateDef(msgspec.Struct, frozen=True):
@@ -135,6 +140,7 @@ class TemplateDef(msgspec.Struct, frozen=True):
     fn: Callable[..., Any]
     is_async: bool
     context_param: str | None
+    threaded: bool = True
 
 
 class PromptDef(msgspec.Struct, frozen=True):
@@ -145,11 +151,13 @@ class PromptDef(msgspec.Struct, frozen=True):
     context_param: str | None
     required: tuple[str, ...] = ()
     accepted: frozenset[str] = msgspec.field(default_factory=frozenset)
+    threaded: bool = True
 
 
 class CompletionDef(msgspec.Struct, frozen=True):
     fn: Callable[..., Any]
     is_async: bool
+    threaded: bool = True
 
 
 # -- builders ------------------------------------------------------------------------------
@@ -206,6 +214,7 @@ def build_tool(
         headers=header_params(tool_name, schema),
         task=task,
         detach=detach,
+        threaded=options.get("threaded", True),
     )
 
 
@@ -237,7 +246,8 @@ def build_resource(
         icons=_opt(options.get("icons")),
         meta=_opt(options.get("meta")),
     )
-    return ResourceDef(uri, definition, fn, inspect.iscoroutinefunction(fn), ctx, static)
+    threaded = options.get("threaded", True)
+    return ResourceDef(uri, definition, fn, inspect.iscoroutinefunction(fn), ctx, static, threaded)
 
 
 def build_template(
@@ -267,7 +277,8 @@ def build_template(
         icons=_opt(options.get("icons")),
         meta=_opt(options.get("meta")),
     )
-    return TemplateDef(template, definition, fn, inspect.iscoroutinefunction(fn), ctx)
+    threaded = options.get("threaded", True)
+    return TemplateDef(template, definition, fn, inspect.iscoroutinefunction(fn), ctx, threaded)
 
 
 def build_prompt(
@@ -301,8 +312,9 @@ def build_prompt(
         ctx,
         required,
         frozenset(p.name for p in params),
+        options.get("threaded", True),
     )
 
 
-def build_completion(fn: Callable[..., Any]) -> CompletionDef:
-    return CompletionDef(fn, inspect.iscoroutinefunction(fn))
+def build_completion(fn: Callable[..., Any], *, threaded: bool = True) -> CompletionDef:
+    return CompletionDef(fn, inspect.iscoroutinefunction(fn), threaded)
