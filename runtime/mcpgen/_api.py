@@ -403,7 +403,10 @@ class Server:
 
         app = self.asgi_app(**options)
         server = uvicorn_server(app, host, port, log_level=log_level, announce=sys.stderr)
-        server.run()
-        if not server.started:  # uvicorn gives up on a failed startup without raising
-            failure = app.life.failure
-            raise SystemExit(f"mcpgen: {failure or 'the HTTP server did not start'}")
+        try:
+            server.run()  # a failed startup: uvicorn exits (or, in some versions, returns)
+        except SystemExit:
+            if app.life.failure is None:
+                raise
+        if app.life.failure is not None:
+            raise SystemExit(f"mcpgen: {app.life.failure}") from None
