@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import select
 import subprocess
 import sys
 import textwrap
@@ -293,6 +294,8 @@ def test_stdio_exits_at_eof_with_a_handler_stuck_in_its_thread(tmp_path: Path) -
     proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
     proc.stdin.flush()
     # The loop is free while the tool blocks: the next request is answered.
+    ready, _, _ = select.select([proc.stdout], [], [], 10)
+    assert ready, "no answer while the tool blocks: the event loop is blocked"
     assert json.loads(proc.stdout.readline())["id"] == 2
     proc.stdin.close()
     try:
