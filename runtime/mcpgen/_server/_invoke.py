@@ -21,7 +21,7 @@ from mcpgen._server._defs import CompletionDef, ToolDef
 if TYPE_CHECKING:
     from mcpgen._server._core import ServerCore, SyncRunner
 
-__all__ = ["Invocable", "complete_with", "invoke", "invoke_tool", "with_context"]
+__all__ = ["Invocable", "complete_with", "invoke", "tool_async", "tool_threaded", "with_context"]
 
 
 class Invocable(Protocol):
@@ -45,25 +45,9 @@ def with_context(core: ServerCore, call: Call) -> Context:
 
 
 # -- tools -----------------------------------------------------------------------------------
-def invoke_tool(core: ServerCore, tool: ToolDef, kwargs: dict[str, Any], call: Call) -> Any:
-    """Run a tool: its result, an `InputRequired`, or a coroutine resolving to one; a
-    failure of the handler becomes an error result (an `McpError` passes through)."""
-    if tool.is_async:
-        return _tool_async(core, tool, kwargs)
-    runner = core.run_sync
-    if runner is not None and tool.threaded:
-        job = functools.partial(tool.fn, **kwargs)
-        return _tool_threaded(core, tool, job, call if tool.context_param is not None else None)
-    try:
-        value = tool.fn(**kwargs)
-    except McpError:
-        raise
-    except Exception as exc:
-        return failure(tool.name, exc, core.mask_errors)
-    return value if isinstance(value, InputRequired) else to_call_result(value, tool.definition)
-
-
-async def _tool_async(core: ServerCore, tool: ToolDef, kwargs: dict[str, Any]) -> Any:
+# A tool's result, `InputRequired` or failure (an error result; an `McpError` passes
+# through), as a coroutine. `call_tool` runs an inline sync tool itself: no extra frame.
+async def tool_async(core: ServerCore, tool: ToolDef, kwargs: dict[str, Any]) -> Any:
     try:
         value = await tool.fn(**kwargs)
     except McpError:
@@ -73,12 +57,11 @@ async def _tool_async(core: ServerCore, tool: ToolDef, kwargs: dict[str, Any]) -
     return value if isinstance(value, InputRequired) else to_call_result(value, tool.definition)
 
 
-async def _tool_threaded(
-    core: ServerCore, tool: ToolDef, job: Callable[[], Any], call: Call | None
-) -> Any:
+async def tool_threaded(core: ServerCore, tool: ToolDef, kwargs: dict[str, Any], call: Call) -> Any:
     assert core.run_sync is not None  # checked by the caller
+    job = functools.partial(tool.fn, **kwargs)
     try:
-        value = await core.run_sync(job, call)
+        value = await core.run_sync(job, call if tool.context_param is not None else None)
     except McpError:
         raise
     except Exception as exc:

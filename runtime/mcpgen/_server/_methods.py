@@ -21,9 +21,9 @@ from msgspec import UNSET
 from mcpgen import _protocol as proto
 from mcpgen._errors import McpError
 from mcpgen._server._call import Call
-from mcpgen._server._content import tool_error
+from mcpgen._server._content import failure, to_call_result, tool_error
 from mcpgen._server._context import InputRequired
-from mcpgen._server._invoke import complete_with, invoke, invoke_tool, with_context
+from mcpgen._server._invoke import complete_with, invoke, tool_async, tool_threaded, with_context
 from mcpgen._server._peer import LegacyView, SessionView
 from mcpgen._server._state import params_digest
 from mcpgen._server._task_methods import cancel_task, get_task, listen, update_task
@@ -137,7 +137,17 @@ def call_tool(
             return answer
     if tool.context_param is not None:
         kwargs[tool.context_param] = with_context(core, call)
-    return invoke_tool(core, tool, kwargs, call)
+    if tool.is_async:
+        return tool_async(core, tool, kwargs)
+    if tool.threaded and core.run_sync is not None:
+        return tool_threaded(core, tool, kwargs, call)  # in a worker thread
+    try:
+        value = tool.fn(**kwargs)
+    except McpError:
+        raise
+    except Exception as exc:
+        return failure(tool.name, exc, core.mask_errors)
+    return value if isinstance(value, InputRequired) else to_call_result(value, tool.definition)
 
 
 # -- resources -------------------------------------------------------------------------------
