@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
@@ -30,6 +31,8 @@ from mcpgen._server._defs import (
 from mcpgen._server._scopes import RegistryScopes
 from mcpgen._server._state import Sealer
 from mcpgen.stores import Bus, KeyRing, TaskStore
+from mcpgen.transports._lifespan import Lifespan, LifespanFactory, StartupError
+from mcpgen.transports._workers import ThreadRunner
 from mcpgen_types import latest as t
 
 if TYPE_CHECKING:
@@ -77,6 +80,15 @@ class Server:
     and task-status events), `task_store` (task records) and `keys` (the key ring that
     seals requestState and cursors; `state_keys`, or `MCPGEN_STATE_KEYS` when neither
     is given, makes an in-memory ring of those secrets, newest first).
+
+    Sync handlers run in a bounded pool of worker threads (`sync_workers` of them at
+    most; default as `concurrent.futures`: min(32, CPUs + 4)), so a blocking one does
+    not stall the others; `sync_workers=0` runs every sync handler on the event loop's
+    thread, and `threaded=False` on a decorator does so for one handler.
+
+    `lifespan`: `fn(server)` returning an async context manager (e.g. made with
+    `contextlib.asynccontextmanager`), entered once before serving starts and exited
+    after it ends; what it yields is `ctx.lifespan` in every handler.
     """
 
     def __init__(
@@ -101,6 +113,8 @@ class Server:
         extensions: Mapping[str, dict[str, Any]] | None = None,
         task_ttl_seconds: float | None = 3600.0,
         task_poll_seconds: float = 1.0,
+        sync_workers: int | None = None,
+        lifespan: LifespanFactory | None = None,
     ) -> None:
         if page_size < 1:
             raise ConfigurationError("page_size must be at least 1")
@@ -129,6 +143,14 @@ class Server:
         self._task_store = task_store
         self._registry = Registry()
         self._core: ServerCore | None = None
+        if sync_workers is None:
+            sync_workers = min(32, (os.cpu_count() or 1) + 4)
+        if sync_workers < 0:
+            raise ConfigurationError("sync_workers must be 0 (off) or more")
+        self._threads = ThreadRunner(sync_workers) if sync_workers else None
+        self._lifespan_value: Any = None
+        # Found by the transports (`lifespan_of`): they hold it while they serve.
+        self.lifecycle = None if lifespan is None else Lifespan(lifespan, self, self._entered)
 
     # -- the core --------------------------------------------------------------------------
     @property
@@ -151,8 +173,16 @@ class Server:
                 task_store=self._task_store,
                 task_ttl_ms=self._task_ttl_ms,
                 task_poll_ms=self._task_poll_ms,
+                run_sync=self._threads,
             )
+            self._core.lifespan = self._lifespan_value
         return self._core
+
+    def _entered(self, value: Any) -> None:
+        """The lifespan yielded `value` (None: it has exited)."""
+        self._lifespan_value = value
+        if self._core is not None:
+            self._core.lifespan = value
 
     def session(self, channel: Channel | None = None) -> Session:
         """A new connection-scoped protocol session (transports call this)."""
@@ -275,16 +305,21 @@ class Server:
 
     # -- completions -------------------------------------------------------------------------
     def completion(
-        self, *, prompt: str | None = None, resource_template: str | None = None
+        self,
+        *,
+        prompt: str | None = None,
+        resource_template: str | None = None,
+        threaded: bool = True,
     ) -> Callable[[F], F]:
         """Register argument completion. With `prompt=` or `resource_template=` the function
         is `(argument, value, context) -> list[str]`; with neither it is the fallback
-        `(ref, argument, value, context)`."""
+        `(ref, argument, value, context)`. `threaded=False`: a sync function runs on the
+        event loop's thread."""
         if prompt is not None and resource_template is not None:
             raise ConfigurationError("complete either a prompt or a resource template")
 
         def register(f: F) -> F:
-            target = build_completion(f)
+            target = build_completion(f, threaded=threaded)
             if prompt is None and resource_template is None:
                 self._update("", fallback_completion=target)
             else:
@@ -319,6 +354,8 @@ class Server:
         and every unfinished task is cancelled."""
         if self._core is not None:
             self._core.close()
+        if self._threads is not None:
+            self._threads.close()  # workers end after their current job; not waited for
 
     # -- serving ---------------------------------------------------------------------------------
     def asgi_app(self, **options: Any) -> McpAsgiApp:
@@ -352,17 +389,31 @@ class Server:
         log_level: str = "warning",
         **options: Any,
     ) -> None:
-        """Serve until stopped: `stdio` (until EOF on stdin) or `http` (uvicorn, one worker)."""
+        """Serve until stopped: `stdio` (until EOF on stdin) or `http` (uvicorn, one worker;
+        the URLs it serves are printed on stderr once it listens, with the port it really
+        bound when `port=0`). When the lifespan fails to start, nothing is served: the
+        process exits with the error's message (status 1)."""
         if transport == "stdio":
             if not logging.getLogger().handlers:
                 logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
             from mcpgen.transports._stdio import serve_stdio  # noqa: PLC0415 (lazy)
 
-            _event_loop_runner()(serve_stdio(self))
+            try:
+                _event_loop_runner()(serve_stdio(self))
+            except StartupError as exc:
+                logging.getLogger("mcpgen.server").debug("%s", exc, exc_info=exc.__cause__)
+                raise SystemExit(f"mcpgen: {exc}") from None
             return
         if transport != "http":
             raise ConfigurationError(f"unknown transport {transport!r}: use 'stdio' or 'http'")
         from mcpgen.transports._http import uvicorn_server  # noqa: PLC0415 (lazy)
 
-        server = uvicorn_server(self.asgi_app(**options), host, port, log_level=log_level)
-        server.run()
+        app = self.asgi_app(**options)
+        server = uvicorn_server(app, host, port, log_level=log_level, announce=sys.stderr)
+        try:
+            server.run()  # a failed startup: uvicorn exits (or, in some versions, returns)
+        except SystemExit:
+            if app.life.failure is None:
+                raise
+        if app.life.failure is not None:
+            raise SystemExit(f"mcpgen: {app.life.failure}") from None

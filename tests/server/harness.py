@@ -88,6 +88,14 @@ class Client:
         """The raw outcome (bytes, None, DEFERRED or Pending)."""
         return self.session.receive(line, channel or self.channel)
 
+    def settled(self, line: bytes, channel: Recorder | None = None) -> Any:
+        """The outcome once pending work has run to its end (a sync handler runs in a
+        worker thread, so even its outcome starts as Pending)."""
+        out = self.send(line, channel)
+        if isinstance(out, Pending) and not _running():
+            out = asyncio.run(out.coro)
+        return out
+
     def reply(self, line: bytes, channel: Recorder | None = None) -> dict[str, Any] | None:
         out = self.send(line, channel)
         if isinstance(out, Pending):

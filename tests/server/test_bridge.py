@@ -36,7 +36,7 @@ def make_client() -> Client:
 
 def ask(client: Client, rid: int, tool: str) -> dict[str, Any]:
     """Call `tool` in the legacy session; returns the elicitation request it sent."""
-    out = client.send(request(rid, "tools/call", {"name": tool, "arguments": {}}, modern=False))
+    out = client.settled(request(rid, "tools/call", {"name": tool, "arguments": {}}, modern=False))
     assert out is DEFERRED  # the reply comes once the client has answered
     (frame,) = client.channel.take("request")
     assert frame["method"] == "elicitation/create"

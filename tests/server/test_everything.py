@@ -292,7 +292,7 @@ def test_legacy_era_fixtures(c: Client) -> None:
         "Tool processing data",
         "Tool execution completed",
     ]
-    out = c.send(
+    out = c.settled(
         request(
             4,
             "tools/call",
@@ -322,7 +322,7 @@ def test_legacy_era_fixtures(c: Client) -> None:
         final["result"]["content"][0]["text"]
         == "LLM response: This is a test response from the client"
     )
-    c.send(request(5, "tools/call", {"name": "test_elicitation_sep1330_enums"}, modern=False))
+    c.settled(request(5, "tools/call", {"name": "test_elicitation_sep1330_enums"}, modern=False))
     (enums,) = c.channel.take("request")
     props = enums["params"]["requestedSchema"]["properties"]
     assert props["legacyEnum"]["enumNames"] == ["Option One", "Option Two", "Option Three"]

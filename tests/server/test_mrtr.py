@@ -327,7 +327,7 @@ def test_prompts_and_resources_can_ask_too() -> None:
 # -- legacy sessions: the same handler, real server-to-client requests --------------------------
 def test_legacy_bridge_elicitation(client: Client) -> None:
     client.initialize(caps={"elicitation": {}})
-    out = client.send(
+    out = client.settled(
         request(7, "tools/call", {"name": "confirm", "arguments": {"action": "wipe"}}, modern=False)
     )
     from mcpgen._server import DEFERRED
@@ -405,7 +405,7 @@ def test_legacy_bridge_client_error_and_missing_capability(client: Client) -> No
         and "elicitation" in missing["error"]["message"]
     )
     client.initialize(caps={"elicitation": {}})
-    client.send(
+    client.settled(
         request(2, "tools/call", {"name": "confirm", "arguments": {"action": "x"}}, modern=False)
     )
     (outbound,) = client.channel.take("request")
@@ -433,7 +433,7 @@ def test_sampling_downgrades_for_older_sessions() -> None:
 
     c = Client(srv)
     c.initialize("2025-03-26", caps={"sampling": {}})
-    c.send(request(1, "tools/call", {"name": "ask"}, modern=False))
+    c.settled(request(1, "tools/call", {"name": "ask"}, modern=False))
     (outbound,) = c.channel.take("request")
     assert outbound["params"] == {
         "messages": [{"content": {"type": "text", "text": "hi"}, "role": "user"}],

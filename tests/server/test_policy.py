@@ -330,7 +330,7 @@ HEADER_CASES: list[tuple[str, bytes, dict[str, str], int | None]] = [
 def test_header_rules(
     client: Client, case: str, line: bytes, hdrs: dict[str, str], code: int | None
 ) -> None:
-    out = client.send(line, Recorder(headers=hdrs))
+    out = client.settled(line, Recorder(headers=hdrs))
     reply = json.loads(out)
     if code is None:
         assert "result" in reply, reply
@@ -361,7 +361,7 @@ def test_mcp_param_headers() -> None:
             "tools/call", **{"mcp-name": "weather"}, **{f"mcp-param-{k}": v for k, v in hdr.items()}
         )
         return json.loads(
-            c.send(
+            c.settled(
                 request(2, "tools/call", {"name": "weather", "arguments": args}),
                 Recorder(headers=h),
             )

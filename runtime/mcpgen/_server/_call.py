@@ -138,6 +138,7 @@ class Call:
         "info",
         "input_responses",
         "last_progress",
+        "lifespan",
         "log_rank",
         "meta",
         "method",
@@ -182,6 +183,7 @@ class Call:
         self.task: RunningTask | None = None  # the task this call runs as, if any
         self.detachable = False  # may still turn into a task (`await ctx.detach()`)
         self.asker: Asker | None = None  # a legacy session's, for awaited input requests
+        self.lifespan: Any = None  # the server's lifespan value, set for handlers with a Context
 
     def capabilities(self) -> t.ClientCapabilities:
         return msgspec.convert(self.caps, t.ClientCapabilities)

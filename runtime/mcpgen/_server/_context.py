@@ -220,6 +220,11 @@ class Context:
         """The request's `_meta` object, every key included."""
         return self._call.meta
 
+    @property
+    def lifespan(self) -> Any:
+        """What the server's lifespan (`Server(lifespan=...)`) yielded; None without one."""
+        return self._call.lifespan
+
     # -- multi round-trip --------------------------------------------------------------------
     @property
     def input_responses(self) -> dict[str, Any]:

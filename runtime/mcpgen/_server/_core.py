@@ -12,8 +12,8 @@ bus once and hands each event to its listen streams and legacy sessions.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any, Literal, Protocol
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, Literal, Protocol, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -29,6 +29,7 @@ from mcpgen._protocol import (
 )
 from mcpgen._server._bridge import Loop
 from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, Listener
+from mcpgen._server._call import Call
 from mcpgen._server._defs import CompletionDef, PromptDef, ResourceDef, TemplateDef, ToolDef
 from mcpgen._server._state import Sealer
 from mcpgen._server._task_runner import TaskRunner
@@ -45,7 +46,7 @@ from mcpgen.stores import (
 from mcpgen_types import ext_tasks as x
 from mcpgen_types import latest as t
 
-__all__ = ["CacheHint", "LegacySession", "Registry", "ServerCore"]
+__all__ = ["CacheHint", "LegacySession", "Registry", "ServerCore", "SyncRunner"]
 
 _encode = msgspec.json.Encoder().encode
 CACHEABLE = tuple(m for m, info in t.METHODS.items() if info.cacheable)
@@ -73,6 +74,19 @@ class LegacySession(Protocol):
     def deliver(self, event: ChangeEvent, frame: bytes) -> None: ...
 
 
+T = TypeVar("T")
+
+
+class SyncRunner(Protocol):
+    """Runs a sync handler away from the event loop (the I/O layer injects one: a
+    bounded pool of worker threads). `fn` takes no arguments; `call` is the request
+    when the handler was handed a `Context`, so that its notifications can be passed
+    back to the loop's thread. The core awaits the result as it awaits an async
+    handler's."""
+
+    def __call__(self, fn: Callable[[], T], call: Call | None) -> Awaitable[T]: ...
+
+
 class ServerCore:
     def __init__(
         self,
@@ -92,8 +106,13 @@ class ServerCore:
         task_ttl_ms: int | None = 3_600_000,
         task_poll_ms: int = 1000,
         loop: Callable[[], Loop] | None = None,
+        run_sync: SyncRunner | None = None,
     ) -> None:
         self.info = info
+        # None: sync handlers run inline, on the caller's thread.
+        self.run_sync = run_sync
+        # What the server's lifespan yielded (`ctx.lifespan`), once it has been entered.
+        self.lifespan: Any = None
         self.instructions = instructions
         self.sealer = sealer
         self.cache = {m: cache.get(m, CacheHint()) for m in CACHEABLE}

@@ -68,15 +68,18 @@ class _Options(TypedDict, total=False):
     icons: list[t.Icon] | None
     meta: dict[str, Any] | None  # the definition's `_meta`
     scopes: Sequence[str] | None  # OAuth scopes a caller needs (HTTP with `auth=`)
+    # A sync handler runs in the server's worker threads (default True); False runs it
+    # on the event loop's thread, as an async handler's code does. Ignored for async ones.
+    threaded: bool
 
 
 class PromptOptions(_Options, total=False):
-    """Keywords of `Server.prompt`: name, title, description, icons, meta."""
+    """Keywords of `Server.prompt`: name, title, description, icons, meta, threaded."""
 
 
 class TemplateOptions(_Options, total=False):
     """Keywords of `Server.resource_template`: name, title, description, mime_type,
-    annotations, icons, meta."""
+    annotations, icons, meta, threaded."""
 
     mime_type: str | None
     annotations: t.Annotations | None
@@ -93,7 +96,7 @@ class ToolOptions(_Options, total=False):
     """Keywords of `Server.tool` and `Server.add_tool`: name, title, description,
     annotations, input_schema (a raw JSON Schema, validated with jsonschema-rs, instead of
     typed parameters), output_schema (default: from the return annotation), icons, meta,
-    task and detach."""
+    task, detach and threaded (False: a sync handler runs on the event loop's thread)."""
 
     annotations: t.ToolAnnotations | None
     input_schema: dict[str, Any] | None
@@ -124,6 +127,7 @@ class ToolDef(msgspec.Struct, frozen=True):
     task: TaskSupport | None = None  # may run as a task (Tasks extension)
     detach: bool = False  # runs in the request until `await ctx.detach()`
     scopes: frozenset[str] = msgspec.field(default_factory=frozenset)
+    threaded: bool = True  # a sync handler runs in a worker thread
 
 
 class ResourceDef(msgspec.Struct, frozen=True):
@@ -134,6 +138,7 @@ class ResourceDef(msgspec.Struct, frozen=True):
     context_param: str | None
     static: str | bytes | None = None  # the content when registered without a reader
     scopes: frozenset[str] = msgspec.field(default_factory=frozenset)
+    threaded: bool = True
 
 
 class TemplateDef(msgspec.Struct, frozen=True):
@@ -143,6 +148,7 @@ class TemplateDef(msgspec.Struct, frozen=True):
     is_async: bool
     context_param: str | None
     scopes: frozenset[str] = msgspec.field(default_factory=frozenset)
+    threaded: bool = True
 
 
 class PromptDef(msgspec.Struct, frozen=True):
@@ -154,11 +160,13 @@ class PromptDef(msgspec.Struct, frozen=True):
     required: tuple[str, ...] = ()
     accepted: frozenset[str] = msgspec.field(default_factory=frozenset)
     scopes: frozenset[str] = msgspec.field(default_factory=frozenset)
+    threaded: bool = True
 
 
 class CompletionDef(msgspec.Struct, frozen=True):
     fn: Callable[..., Any]
     is_async: bool
+    threaded: bool = True
 
 
 # -- builders ------------------------------------------------------------------------------
@@ -216,6 +224,7 @@ def build_tool(
         task=task,
         detach=detach,
         scopes=scope_set(options.get("scopes")),
+        threaded=options.get("threaded", True),
     )
 
 
@@ -248,7 +257,16 @@ def build_resource(
         meta=_opt(options.get("meta")),
     )
     scopes = scope_set(options.get("scopes"))
-    return ResourceDef(uri, definition, fn, inspect.iscoroutinefunction(fn), ctx, static, scopes)
+    return ResourceDef(
+        uri,
+        definition,
+        fn,
+        inspect.iscoroutinefunction(fn),
+        ctx,
+        static,
+        scopes,
+        threaded=options.get("threaded", True),
+    )
 
 
 def build_template(
@@ -279,7 +297,15 @@ def build_template(
         meta=_opt(options.get("meta")),
     )
     scopes = scope_set(options.get("scopes"))
-    return TemplateDef(template, definition, fn, inspect.iscoroutinefunction(fn), ctx, scopes)
+    return TemplateDef(
+        template,
+        definition,
+        fn,
+        inspect.iscoroutinefunction(fn),
+        ctx,
+        scopes,
+        threaded=options.get("threaded", True),
+    )
 
 
 def build_prompt(
@@ -314,8 +340,9 @@ def build_prompt(
         required,
         frozenset(p.name for p in params),
         scope_set(options.get("scopes")),
+        options.get("threaded", True),
     )
 
 
-def build_completion(fn: Callable[..., Any]) -> CompletionDef:
-    return CompletionDef(fn, inspect.iscoroutinefunction(fn))
+def build_completion(fn: Callable[..., Any], *, threaded: bool = True) -> CompletionDef:
+    return CompletionDef(fn, inspect.iscoroutinefunction(fn), threaded)

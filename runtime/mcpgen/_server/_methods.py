@@ -22,7 +22,8 @@ from mcpgen import _protocol as proto
 from mcpgen._errors import McpError
 from mcpgen._server._call import Call
 from mcpgen._server._content import ArgumentsError, failure, to_call_result, tool_error
-from mcpgen._server._context import Context, InputRequired
+from mcpgen._server._context import InputRequired
+from mcpgen._server._invoke import complete_with, invoke, tool_async, tool_threaded, with_context
 from mcpgen._server._peer import LegacyView, SessionView
 from mcpgen._server._state import params_digest
 from mcpgen._server._task_methods import cancel_task, get_task, listen, update_task
@@ -126,34 +127,23 @@ def call_tool(
         except ArgumentsError as exc:
             return tool_error(f"Invalid arguments for tool {tool.name!r}: {exc}")
     if tool.task is not None:
+        call.lifespan = core.lifespan  # the task's handler sees it too
         answer = core.tasks.dispatch(call, tool, kwargs)
         if answer is not None:
             return answer
     if tool.context_param is not None:
-        kwargs[tool.context_param] = Context(call)
+        kwargs[tool.context_param] = with_context(core, call)
     if tool.is_async:
-        return _call_async(core, tool.definition, tool.fn, kwargs)
+        return tool_async(core, tool, kwargs)
+    if tool.threaded and core.run_sync is not None:
+        return tool_threaded(core, tool, kwargs, call)  # in a worker thread
     try:
         value = tool.fn(**kwargs)
     except McpError:
         raise
     except Exception as exc:
-        return _failure(core, tool.name, exc)
+        return failure(tool.name, exc, core.mask_errors)
     return value if isinstance(value, InputRequired) else to_call_result(value, tool.definition)
-
-
-async def _call_async(core: ServerCore, tool: t.Tool, fn: Any, kwargs: dict[str, Any]) -> Any:
-    try:
-        value = await fn(**kwargs)
-    except McpError:
-        raise
-    except Exception as exc:
-        return _failure(core, tool.name, exc)
-    return value if isinstance(value, InputRequired) else to_call_result(value, tool)
-
-
-def _failure(core: ServerCore, name: str, exc: Exception) -> t.CallToolResult:
-    return failure(name, exc, core.mask_errors)
 
 
 # -- resources -------------------------------------------------------------------------------
@@ -167,25 +157,12 @@ def read_resource(
         mime = exact.definition.mime_type
         if exact.fn is None:
             return _read_result(uri, mime, exact.static)
-        return _invoke(
-            exact.fn,
-            exact.is_async,
-            {},
-            exact.context_param,
-            call,
-            lambda v: _read_result(uri, mime, v),
-        )
+        return invoke(core, exact, {}, call, lambda v: _read_result(uri, mime, v))
     for template in registry.templates:
         found = template.template.match(uri)
         if found is not None:
-            return _invoke(
-                template.fn,
-                template.is_async,
-                dict(found),
-                template.context_param,
-                call,
-                functools.partial(_read_result, uri, template.definition.mime_type),
-            )
+            done = functools.partial(_read_result, uri, template.definition.mime_type)
+            return invoke(core, template, dict(found), call, done)
     raise _resource_not_found(call, uri)
 
 
@@ -214,25 +191,6 @@ def _read_result(uri: str, mime: Any, value: Any) -> Any:
     return t.ReadResourceResult(contents=contents, **_HINT)
 
 
-def _invoke(
-    fn: Any,
-    is_async: bool,
-    kwargs: dict[str, Any],
-    ctx: str | None,
-    call: Call,
-    done: Callable[[Any], Any],
-) -> Any:
-    if ctx is not None:
-        kwargs[ctx] = Context(call)
-    if is_async:
-        return _invoke_async(fn, kwargs, done)
-    return done(fn(**kwargs))
-
-
-async def _invoke_async(fn: Any, kwargs: dict[str, Any], done: Callable[[Any], Any]) -> Any:
-    return done(await fn(**kwargs))
-
-
 # -- prompts ---------------------------------------------------------------------------------
 def get_prompt(
     core: ServerCore, session: SessionView, call: Call, params: t.GetPromptRequestParams
@@ -245,14 +203,7 @@ def get_prompt(
     if missing:
         raise McpError(proto.INVALID_PARAMS, f"prompt {prompt.name!r} needs arguments {missing}")
     kwargs = {k: v for k, v in args.items() if k in prompt.accepted}
-    return _invoke(
-        prompt.fn,
-        prompt.is_async,
-        kwargs,
-        prompt.context_param,
-        call,
-        lambda v: _prompt_result(prompt.definition, v),
-    )
+    return invoke(core, prompt, kwargs, call, lambda v: _prompt_result(prompt.definition, v))
 
 
 def _prompt_result(definition: t.Prompt, value: Any) -> Any:
@@ -296,14 +247,7 @@ def complete(
     args: list[Any] = [params.argument.name, params.argument.value, context]
     if target is registry.fallback_completion:
         args.insert(0, ref)
-    value = target.fn(*args)
-    if target.is_async:
-        return _then(value, _complete_result)
-    return _complete_result(value)
-
-
-async def _then(awaitable: Any, done: Callable[[Any], Any]) -> Any:
-    return done(await awaitable)
+    return complete_with(core, target, args, _complete_result)
 
 
 def _complete_result(value: Any) -> t.CompleteResult:

@@ -230,4 +230,5 @@ def task_call(call: Call, channel: Nowhere) -> Call:
     task_call.progress_token = None
     task_call.input_responses = call.input_responses
     task_call.state = call.state
+    task_call.lifespan = call.lifespan
     return task_call

@@ -9,7 +9,7 @@ import contextlib
 import ipaddress
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from mcpgen import _jsonrpc as rpc
@@ -33,6 +33,7 @@ __all__ = [
     "plain_response",
     "read_body",
     "route_path",
+    "served_urls",
     "uvicorn_server",
 ]
 
@@ -113,6 +114,10 @@ class _Options(Protocol):
     def allowed_origins(self) -> Sequence[str] | None: ...
     @property
     def shutdown_grace_seconds(self) -> float: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def sse_path(self) -> str | None: ...
 
 
 class ServedApp(Protocol):
@@ -127,23 +132,48 @@ class ServedApp(Protocol):
 
 
 def uvicorn_server(
-    app: ServedApp, host: str = "127.0.0.1", port: int = 8000, **config: Any
+    app: ServedApp,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    announce: IO[str] | None = None,
+    **config: Any,
 ) -> uvicorn.Server:
     """A uvicorn server for `app` whose graceful shutdown first ends every listen stream
     with its final result (uvicorn waits for open responses before it sends the
-    lifespan shutdown event, which a listen stream would otherwise outlive)."""
+    lifespan shutdown event, which a listen stream would otherwise outlive). With
+    `announce`, the URLs it serves are written there once it listens (the bound port,
+    also when `port` is 0)."""
     try:
         import uvicorn  # noqa: PLC0415 (optional: the http extra)
     except ImportError:
         raise ConfigurationError("HTTP serving needs uvicorn: pip install 'mcpgen[http]'") from None
 
     class _Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if announce is not None and self.started and self.servers:
+                bound = self.servers[0].sockets[0].getsockname()[1]
+                announce.write(served_urls(app.options, host, bound))
+                announce.flush()
+
         async def shutdown(self, sockets: Any = None) -> None:
             await app.shutdown()
             await super().shutdown(sockets)
 
     config.setdefault("timeout_graceful_shutdown", app.options.shutdown_grace_seconds)
     return _Server(uvicorn.Config(app, host=host, port=port, lifespan="on", workers=1, **config))
+
+
+def served_urls(options: _Options, host: str, port: int) -> str:
+    """The lines announcing where an app listens: its endpoint and, when served, the
+    older HTTP+SSE transport's stream."""
+    where = f"[{host}]" if ":" in host else host
+    base = f"http://{where}:{port}"
+    text = f"mcpgen: serving MCP (Streamable HTTP) at {base}{options.path}\n"
+    if options.sse_path is not None:
+        text += f"mcpgen: and the older HTTP+SSE transport at {base}{options.sse_path}\n"
+    return text
 
 
 class SseWriter:

@@ -41,6 +41,7 @@ from mcpgen.transports._asgi import (
 )
 from mcpgen.transports._background import start_kept
 from mcpgen.transports._http_auth import auth_gate
+from mcpgen.transports._lifespan import AppLifespan
 from mcpgen.transports._port import ServerPort
 from mcpgen.transports._sessions import LegacySessions, resumable
 from mcpgen.transports._sse_legacy import LegacySse
@@ -167,6 +168,8 @@ class McpAsgiApp:
             None if o.sse_path is None else LegacySse(self, o.sse_path, o.messages_path)
         )
         self.gate, self._serve = auth_gate(self, auth, self._path, features)
+        self.life = AppLifespan(server, self.shutdown)  # ASGI lifespan, or the first request
+        self.lifespan = self.life.host_lifespan  # for a host: `FastAPI(lifespan=app.lifespan)`
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         return start_kept(self.tasks, coro)
@@ -174,21 +177,10 @@ class McpAsgiApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            await self._serve(scope, receive, send)
+            if self.life.started or await self.life.first_request(send):
+                await self._serve(scope, receive, send)
         elif kind == "lifespan":
-            await self._lifespan(receive, send)
-
-    # -- lifespan ------------------------------------------------------------------------------
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                self.server.freeze()  # the registry snapshot, before the first request
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.shutdown()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+            await self.life.serve(receive, send)
 
     async def shutdown(self) -> None:
         """Final results to every listen stream, then let open responses end."""
@@ -207,6 +199,7 @@ class McpAsgiApp:
                 await asyncio.sleep(0.01)
         for task in list(self.tasks):
             task.cancel()
+        await self.life.stop()  # the server's lifespan ends after the app's work
 
     # -- requests --------------------------------------------------------------------------------
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:

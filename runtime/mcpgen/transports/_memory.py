@@ -14,6 +14,7 @@ from typing import Any
 
 from mcpgen._server import Channel, deliver
 from mcpgen.transports._background import start_kept
+from mcpgen.transports._lifespan import lifespan_of
 from mcpgen.transports._port import ServerPort
 
 __all__ = ["MemoryConnection"]
@@ -28,6 +29,8 @@ class MemoryConnection(Channel):
         self.tasks: set[asyncio.Task[Any]] = set()
         self.session = server.session(self)
         self.closed = False
+        self.lifespan = lifespan_of(server)  # held from the first message until close
+        self.held = False
 
     # -- server side ------------------------------------------------------------------------------
     def notify(self, frame: bytes) -> None:
@@ -42,6 +45,13 @@ class MemoryConnection(Channel):
         """Deliver one line to the server (replies arrive through `receive`)."""
         if self.closed:
             raise ConnectionError("the memory connection is closed")
+        if self.lifespan is not None and not self.held:
+            self.held = True
+            try:
+                await self.lifespan.acquire()
+            except BaseException:
+                self.held = False
+                raise
         deliver(self.session.receive(line, self), self)
 
     async def receive(self) -> bytes:
@@ -61,3 +71,6 @@ class MemoryConnection(Channel):
             await asyncio.wait(self.tasks, timeout=2)
         self.closed = True
         self.sink(_EOF)
+        if self.held and self.lifespan is not None:
+            self.held = False
+            await self.lifespan.release()

@@ -7,7 +7,9 @@ so they never interleave. stdout is reserved for protocol frames: file descripto
 is pointed at stderr while serving, so a stray `print` (or C-level write) cannot
 corrupt the stream. CR before LF is tolerated, blank lines are skipped, a line over
 the cap gets one JSON-RPC error and is discarded. EOF ends the session gracefully:
-in-flight work is cancelled, pending output flushed.
+in-flight work gets a moment to finish (a sync handler's reply comes from a worker
+thread, so even a quick one is in flight for a while), the rest is cancelled, pending
+output flushed.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import IO, Any
 
 from mcpgen import _jsonrpc as rpc
 from mcpgen._server import Channel, deliver
+from mcpgen.transports._lifespan import lifespan_of
 from mcpgen.transports._port import ServerPort, SessionPort
 
 __all__ = ["serve_stdio"]
@@ -149,8 +152,33 @@ async def serve_stdio(
     stdout: IO[Any] | None = None,
     max_line: int = MAX_LINE,
     shutdown_grace: float = 2.0,
+    finish_grace: float = 1.0,
 ) -> None:
-    """Serve `server` on stdin/stdout until EOF, then return."""
+    """Serve `server` on stdin/stdout until EOF, then return: work still in flight at
+    EOF gets `finish_grace` seconds to end before it is cancelled, and `shutdown_grace`
+    to unwind after that. The server's lifespan (if it has one) is entered before the
+    first line is read and exited at the end; when it fails to enter, `StartupError`
+    is raised and nothing is read."""
+    graces = (finish_grace, shutdown_grace)
+    lifespan = lifespan_of(server)
+    if lifespan is None:
+        await _serve(server, stdin, stdout, max_line, graces)
+        return
+    await lifespan.acquire()
+    try:
+        await _serve(server, stdin, stdout, max_line, graces)
+    finally:
+        await lifespan.release()
+
+
+async def _serve(
+    server: ServerPort,
+    stdin: IO[Any] | None,
+    stdout: IO[Any] | None,
+    max_line: int,
+    graces: tuple[float, float],
+) -> None:
+    finish_grace, shutdown_grace = graces
     loop = asyncio.get_running_loop()
     stdin = stdin if stdin is not None else sys.stdin
     if stdout is None:
@@ -177,7 +205,10 @@ async def serve_stdio(
     else:
         read_transport, _ = await loop.connect_read_pipe(lambda: connection, stdin)
     await connection.eof
-    # Graceful end: cancel what is still running, let it unwind, flush, close.
+    # Graceful end: let quick work finish, cancel what is still running, let it unwind,
+    # flush, close.
+    if connection.tasks and finish_grace > 0:
+        await asyncio.wait(connection.tasks, timeout=finish_grace)
     connection.session.close()
     for task in list(connection.tasks):
         task.cancel()
