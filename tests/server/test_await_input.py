@@ -195,7 +195,10 @@ def test_one_call_uses_one_style(era: str, tool: str) -> None:
                 await c.call_tool(tool, {})
 
     run(main())
-    assert len(answers.asked) == 1
+    # A modern retry may carry answers the awaits never asked for; they are ignored (as
+    # unexpected extra answers must be), so there the mixing shows one round later.
+    late = era == "modern" and tool == "returns_then_awaits"
+    assert len(answers.asked) == (2 if late else 1)
 
 
 def test_a_task_waits_for_its_awaited_input() -> None:
@@ -327,6 +330,18 @@ def test_modern_rounds_carry_earlier_answers_in_the_sealed_state() -> None:
     )  # fmt: skip
     assert third is not None
     assert third["result"]["content"][0]["text"] == "Lin is 9; runs=3"
+
+
+def test_modern_extra_answers_are_ignored() -> None:
+    """Answers under keys nobody asked for (and no requestState) do not disturb the
+    awaits: the first one still asks for its input."""
+    raw = Raw(build())
+    stray = {"action": "accept", "content": {"name": "Eve"}}
+    first = raw.reply(call(1, "two_questions", {"tag": "stray"}, inputResponses={"x": stray}))
+    assert first is not None
+    result = first["result"]
+    assert result["resultType"] == "input_required"
+    assert list(result["inputRequests"]) == ["await.0"]
 
 
 def test_modern_state_from_another_request_is_refused() -> None:

@@ -169,13 +169,10 @@ def _check_can_ask(call: Call, request: Any, method: str) -> None:
 
 
 def check_style(call: Call) -> None:
-    """Awaiting after an `InputRequired` round (its state or answers present) is mixing."""
+    """Awaiting after an `InputRequired` round (its state present) is mixing. Answers under
+    keys the awaits never asked for are ignored, as unexpected extra answers must be."""
     state = call.state
-    if (
-        call.rounds
-        or (state is not None and not (type(state) is dict and CARRIED in state))
-        or any(not key.startswith(AWAIT_PREFIX) for key in call.input_responses)
-    ):
+    if call.rounds or (state is not None and not (type(state) is dict and CARRIED in state)):
         raise McpError(t.INTERNAL_ERROR, _MIXED)
 
 
