@@ -1428,7 +1428,11 @@ def methods_notes(settings: Settings, env: Environment, results: Results) -> lis
         "with the same surface (`echo(text)`, `add(a, b)`, `tool_002` .. `tool_099`; 100 "
         "tools in one `tools/list` page):",
         "  - mcpgen: `examples/bench_server.py` (stdio on uvloop, as `Server.run` does "
-        "when uvloop is installed);",
+        "when uvloop is installed); its tools never block and are declared "
+        "`threaded=False`, so they run on the event loop as every sync handler did "
+        "before worker threads became the default (a sync tool in a worker thread "
+        "costs about 124 k instructions per stdio call instead of 61 k: "
+        "docs/guide/lifespan-and-threads.md);",
         "  - official low-level: `bench/servers/official_lowlevel.py`, "
         "`mcp.server.lowlevel.Server` with `on_list_tools` (a prebuilt "
         "`ListToolsResult` per era) and `on_call_tool` (a dict of handlers); stdio: "
