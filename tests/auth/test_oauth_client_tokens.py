@@ -64,6 +64,16 @@ def test_scopes_from_the_resource_metadata_next_then_none() -> None:
     assert scopes_asked(bare) == [None]
 
 
+def test_scopes_given_are_added_to_the_resource_metadata_ones() -> None:
+    """`scopes=` adds to what the resource names; it does not replace it."""
+    world = World(prm_scopes=["mcp:a"])
+    run(call(world, oauth(world, scopes=["extra"])))
+    challenged = World(challenge_scope="mcp:read", prm_scopes=["mcp:a"])
+    run(call(challenged, oauth(challenged, scopes=["extra"])))
+    assert scopes_asked(world) == ["extra mcp:a"]
+    assert scopes_asked(challenged) == ["extra mcp:read"]
+
+
 def test_offline_access_only_when_the_authorization_server_lists_it() -> None:
     listed = World(prm_scopes=["mcp:basic"], as_scopes=["mcp:basic", "offline_access"])
     run(call(listed, oauth(listed)))
