@@ -144,12 +144,13 @@ def test_against_a_real_openid_provider(tmp_path: Path) -> None:
         ]
         assert login.logins == 2, login.scopes
         first, second = (set(s.split()) for s in login.scopes)
-        assert "mcp:tools" in first and "admin" not in first
-        assert {"mcp:tools", "admin"} <= second
+        assert first == {"mcp:tools", "offline_access"}
+        assert second == {"mcp:tools", "offline_access", "admin"}
         grant = auth.grant
         assert grant is not None and grant.access_token and grant.refresh_token
         assert grant.issuer == w.issuer and grant.resource == w.jwt_resource
         assert header_of(grant.access_token)["typ"] == "at+jwt"
+        assert grant.scope is not None and "admin" in grant.scope.split()
 
         # Expiry: the server refuses the old token; the client refreshes, no login.
         old = grant.access_token
