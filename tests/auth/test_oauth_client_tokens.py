@@ -136,6 +136,33 @@ def expired_grant(world: World, refresh: str) -> Grant:
     )
 
 
+def test_a_short_lived_token_is_used_not_refreshed_before_every_request() -> None:
+    """A 12-second token is good for 9 seconds (a quarter of its life kept as margin,
+    not 30 s, which would refresh it before every request); a long-lived one keeps the
+    30 s margin."""
+    world = World(expires_in=12)
+    auth = oauth(world)
+
+    async def three_calls() -> None:
+        async with world.client(auth) as http:
+            for _ in range(3):
+                assert (await http.post(world.server_url, json={})).status_code == 200
+
+    run(three_calls())
+    assert [t["grant_type"] for t in world.token_requests] == ["authorization_code"]
+    assert len(set(world.accepted)) == 1
+    now = time.time()
+    grant = Grant(issuer="i", resource="r", client_id="c", access_token="t", issued_at=now)
+    grant.expires_at = now + 12
+    assert grant.usable()
+    grant.issued_at, grant.expires_at = now - 10, now + 2  # in its last quarter
+    assert not grant.usable()
+    grant.issued_at, grant.expires_at = now - 3000, now + 20  # long-lived: 30 s margin
+    assert not grant.usable()
+    grant.issued_at = None  # stored by an older version: 30 s margin
+    assert not grant.usable()
+
+
 def test_a_stored_grant_is_refreshed_after_a_restart(tmp_path: Path) -> None:
     world = World()
     run(FileTokenStorage(tmp_path).save(expired_grant(world, "r-1")))
