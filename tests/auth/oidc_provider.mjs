@@ -1,10 +1,14 @@
-// A real OpenID provider (npm oidc-provider) for the OAuth client's end-to-end test:
-//   node oidc_provider.mjs <node_modules> <port> <resource>
+// A real OpenID provider (npm oidc-provider) for the end-to-end tests:
+//   node oidc_provider.mjs <node_modules> <port> <resource> [<ttl> [<opaque resource>]]
 // Dynamic registration, PKCE, resource indicators issuing JWT access tokens for
-// <resource> (scope mcp:tools), refresh tokens, introspection, the development login
-// and consent pages (scripted by the test). Prints "ready" when listening.
-const [modules, port, resource] = process.argv.slice(2);
+// <resource> and opaque ones for <opaque resource> (scopes mcp:tools and admin, living
+// <ttl> seconds, default 600), refresh tokens, introspection (the resource server
+// authenticates as mcp-introspector / introspector-secret; JWTs cannot be
+// introspected, opaque tokens can), the development login and consent pages (scripted
+// by the tests). Prints "ready" when listening.
+const [modules, port, resource, ttl = '600', opaque] = process.argv.slice(2);
 const { default: Provider, errors } = await import(`${modules}/oidc-provider/lib/index.js`);
+const formats = { [resource]: 'jwt', ...(opaque ? { [opaque]: 'opaque' } : {}) };
 
 const issuer = `http://127.0.0.1:${port}`;
 const provider = new Provider(issuer, {
@@ -17,12 +21,25 @@ const provider = new Provider(issuer, {
       defaultResource: () => resource,
       useGrantedResource: () => true,
       getResourceServerInfo: (ctx, indicator) => {
-        if (indicator !== resource) throw new errors.InvalidTarget();
-        return { scope: 'mcp:tools', audience: resource, accessTokenFormat: 'jwt', accessTokenTTL: 600 };
+        const format = formats[indicator];
+        if (!format) throw new errors.InvalidTarget();
+        return {
+          scope: 'mcp:tools admin',
+          audience: indicator,
+          accessTokenFormat: format,
+          accessTokenTTL: Number(ttl),
+        };
       },
     },
   },
-  scopes: ['openid', 'offline_access', 'mcp:tools'],
+  clients: [{
+    client_id: 'mcp-introspector',
+    client_secret: 'introspector-secret',
+    grant_types: [],
+    response_types: [],
+    redirect_uris: [],
+  }],
+  scopes: ['openid', 'offline_access', 'mcp:tools', 'admin'],
   pkce: { required: () => true },
   issueRefreshToken: (ctx, client) => client.grantTypeAllowed('refresh_token'),
   findAccount: (ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),

@@ -12,7 +12,7 @@ import time
 import httpx
 import pytest
 from joserfc import jwt
-from joserfc.jwk import OctKey
+from joserfc.jwk import ECKey, OctKey
 
 from mcpgen import ConfigurationError
 from mcpgen.auth import AccessToken, AuthSettings, JWTVerifier
@@ -235,3 +235,31 @@ def test_encryption_keys_and_unknown_key_types_do_not_spoil_the_set() -> None:
         http=httpx.AsyncClient(transport=httpx.MockTransport(mixed)),
     )
     assert isinstance(check(v, sign(key)), AccessToken)
+
+
+def typed(key: ECKey, typ: str | None) -> str:
+    now = int(time.time())
+    claims = {"iss": ISSUER, "aud": RESOURCE, "sub": "alice", "iat": now, "exp": now + 300}
+    header: dict[str, object] = {"alg": "ES256", "kid": key.kid}
+    if typ is not None:
+        header["typ"] = typ
+    return jwt.encode(header, claims, key)
+
+
+def test_the_token_type_is_checked() -> None:
+    """RFC 9068's `at+jwt` and plain `JWT` (also absent, or with the media type prefix)
+    pass by default; another type (an ID token's JWT is `JWT` too, but a logout token or
+    a DPoP proof is not) is refused; the list is configurable and the check can go."""
+    key = ec_key("k1")
+    v = verifier(Jwks(key))
+    for ok in ("at+jwt", "AT+JWT", "application/at+jwt", "JWT", "jwt", None):
+        assert isinstance(check(v, typed(key, ok)), AccessToken), ok
+    refused = "the token is not an access token (its typ is not accepted)"
+    assert check(v, typed(key, "logout+jwt")) == refused
+    assert check(v, typed(key, "dpop+jwt")) == refused
+    strict = verifier(Jwks(key), token_types=["at+jwt"])
+    assert isinstance(check(strict, typed(key, "application/at+jwt")), AccessToken)
+    assert check(strict, typed(key, "JWT")) == refused
+    assert check(strict, typed(key, None)) == refused
+    lax = verifier(Jwks(key), token_types=None)
+    assert isinstance(check(lax, typed(key, "logout+jwt")), AccessToken)

@@ -157,6 +157,18 @@ def test_dynamic_registration_as_a_native_client() -> None:
     assert registered["token_endpoint_auth_method"] == "none"
 
 
+def test_registration_covers_every_scope_the_resource_names() -> None:
+    """The challenge asks for `read` only, but the resource also names `admin`: the
+    registration asks for both, so a later step-up is not refused by a server that
+    holds clients to their registered scope; the authorization asks for `read` only."""
+    world = World(challenge_scope="read", prm_scopes=["read", "admin"])
+    run(call(world, oauth(world)))
+    (registered,) = world.registrations
+    assert registered["scope"] == "read admin"
+    (authorization,) = world.authorizations
+    assert authorization["scope"] == "read"
+
+
 @pytest.mark.parametrize("method", ["client_secret_basic", "client_secret_post", "none"])
 def test_the_token_endpoint_authentication_offered_is_used(method: str) -> None:
     world = World(auth_methods=[method])

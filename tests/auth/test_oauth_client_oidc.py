@@ -7,15 +7,11 @@ grant used by a new client without logging in again."""
 from __future__ import annotations
 
 import asyncio
-import re
-import socket
-import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urljoin, urlsplit
 
 import httpx
 import pytest
@@ -25,43 +21,15 @@ from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
 from mcpgen import Client, Server
-from mcpgen.auth import AuthorizationError, FileTokenStorage, OAuth
-from tests import tooling
+from mcpgen.auth import FileTokenStorage, OAuth
+from tests.auth.oidc import NoLogin, ScriptedLogin, provider
 from tests.transports.httpharness import running
 
-PROVIDER = "oidc-provider@9.13.3"
-SCRIPT = Path(__file__).with_name("oidc_provider.mjs")
 pytestmark = pytest.mark.needs_node
 
 
 def run(coro: Any) -> Any:
     return asyncio.run(asyncio.wait_for(coro, 60))
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@contextmanager
-def provider(resource: str) -> Iterator[str]:
-    modules = tooling.npm_package(PROVIDER)
-    port = free_port()
-    process = subprocess.Popen(
-        [tooling.node22(), str(SCRIPT), str(modules), str(port), resource],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        ready = process.stdout.readline()
-        assert ready.strip() == "ready", process.stderr.read() if process.stderr else ""
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 class JwtProtected:
@@ -122,41 +90,6 @@ class JwtProtected:
                 await send({"type": "http.response.body", "body": b""})
                 return
         await self.app(scope, receive, send)
-
-
-class ScriptedLogin:
-    """Plays the user: follows the provider's redirects, signs in as `alice` on the
-    login page and approves on the consent page, then reads the redirect back."""
-
-    redirect_uri = "http://127.0.0.1:8976/callback"
-
-    def __init__(self) -> None:
-        self.logins = 0
-
-    async def authorize(self, url: str, state: str) -> dict[str, str]:
-        self.logins += 1
-        async with httpx.AsyncClient(follow_redirects=False) as browser:
-            response = await browser.get(url)
-            for _ in range(12):
-                if response.is_redirect:
-                    target = urljoin(str(response.url), response.headers["location"])
-                    if target.startswith(self.redirect_uri):
-                        return dict(parse_qsl(urlsplit(target).query))
-                    response = await browser.get(target)
-                    continue
-                page = response.text
-                prompt = re.search(r'name="prompt" value="(\w+)"', page)
-                assert response.status_code == 200 and prompt, page[:500]
-                form = {"prompt": prompt.group(1), "login": "alice", "password": "x"}
-                response = await browser.post(str(response.url), data=form)
-        raise AssertionError("the provider never redirected back")
-
-
-class NoLogin:
-    redirect_uri = ScriptedLogin.redirect_uri
-
-    async def authorize(self, url: str, state: str) -> dict[str, str]:
-        raise AuthorizationError("a stored grant should have been enough")
 
 
 @contextmanager

@@ -64,6 +64,16 @@ def test_scopes_from_the_resource_metadata_next_then_none() -> None:
     assert scopes_asked(bare) == [None]
 
 
+def test_scopes_given_are_added_to_the_resource_metadata_ones() -> None:
+    """`scopes=` adds to what the resource names; it does not replace it."""
+    world = World(prm_scopes=["mcp:a"])
+    run(call(world, oauth(world, scopes=["extra"])))
+    challenged = World(challenge_scope="mcp:read", prm_scopes=["mcp:a"])
+    run(call(challenged, oauth(challenged, scopes=["extra"])))
+    assert scopes_asked(world) == ["extra mcp:a"]
+    assert scopes_asked(challenged) == ["extra mcp:read"]
+
+
 def test_offline_access_only_when_the_authorization_server_lists_it() -> None:
     listed = World(prm_scopes=["mcp:basic"], as_scopes=["mcp:basic", "offline_access"])
     run(call(listed, oauth(listed)))
@@ -124,6 +134,33 @@ def expired_grant(world: World, refresh: str) -> Grant:
         refresh_token=refresh,
         expires_at=time.time() - 60,
     )
+
+
+def test_a_short_lived_token_is_used_not_refreshed_before_every_request() -> None:
+    """A 12-second token is good for 9 seconds (a quarter of its life kept as margin,
+    not 30 s, which would refresh it before every request); a long-lived one keeps the
+    30 s margin."""
+    world = World(expires_in=12)
+    auth = oauth(world)
+
+    async def three_calls() -> None:
+        async with world.client(auth) as http:
+            for _ in range(3):
+                assert (await http.post(world.server_url, json={})).status_code == 200
+
+    run(three_calls())
+    assert [t["grant_type"] for t in world.token_requests] == ["authorization_code"]
+    assert len(set(world.accepted)) == 1
+    now = time.time()
+    grant = Grant(issuer="i", resource="r", client_id="c", access_token="t", issued_at=now)
+    grant.expires_at = now + 12
+    assert grant.usable()
+    grant.issued_at, grant.expires_at = now - 10, now + 2  # in its last quarter
+    assert not grant.usable()
+    grant.issued_at, grant.expires_at = now - 3000, now + 20  # long-lived: 30 s margin
+    assert not grant.usable()
+    grant.issued_at = None  # stored by an older version: 30 s margin
+    assert not grant.usable()
 
 
 def test_a_stored_grant_is_refreshed_after_a_restart(tmp_path: Path) -> None:

@@ -139,11 +139,16 @@ class OAuth(OAuthBase):
             )
         if self.client_metadata_url is not None and metadata.client_id_metadata_document_supported:
             return Grant(issuer=issuer, resource=resource, client_id=self.client_metadata_url)
+        # Registered for every scope the resource names, not only those asked for now:
+        # a server that holds a client to its registered scope (oidc-provider does)
+        # would otherwise refuse a later step-up with invalid_scope.
+        prm = self.resource_metadata
+        every = (scope or "").split() + list(prm.scopes_supported or []) if prm else []
         return await register(
             http,
             metadata,
             resource=resource,
             client_name=self.client_name,
             redirect_uri=self.redirect.redirect_uri,
-            scope=scope,
+            scope=" ".join(dict.fromkeys(every)) or scope,
         )

@@ -254,10 +254,11 @@ class OAuthBase(httpx.Auth):
         """The scopes to ask for: those already asked for, with the challenge's, or
         failing both the resource's `scopes_supported`; `offline_access` added when
         the authorization server lists it (for a refresh token)."""
-        new = _union(self.scopes, challenge.scopes)
+        new = list(challenge.scopes)
         if not new and not self.requested and self.resource_metadata is not None:
             new = list(self.resource_metadata.scopes_supported or [])
-        scopes = _union(self.requested, new)
+        # The caller's own scopes come on top of either, never instead of them.
+        scopes = _union(self.requested, _union(self.scopes, new))
         supported = self.metadata.scopes_supported if self.metadata is not None else None
         if scopes and "offline_access" in (supported or []) and "offline_access" not in scopes:
             scopes.append("offline_access")

@@ -7,7 +7,8 @@ allow-list (an attacker picks the header); HS* unless a secret was given (a publ
 must never be used as an HMAC secret); tokens over 8 KiB before any parsing; encrypted
 (JWE) tokens; a wrong issuer or audience (exact string compare: no URL normalisation,
 so `https://x/mcp` and `https://x/mcp/` are different resources); expired or not yet
-valid tokens, within `leeway` seconds of clock skew; missing required claims. Every
+valid tokens, within `leeway` seconds of clock skew; missing required claims; a JOSE
+`typ` outside `token_types` (an ID token or a logout token is no access token). Every
 refusal comes with a short description (`check`) for the 401's `error_description`.
 """
 
@@ -68,7 +69,10 @@ class JWTVerifier:
     `AuthSettings(resource=...)`. `algorithms` is the allow-list (default: the
     asymmetric ones, or HS256 with a shared secret); `none` is never allowed.
     `required_claims` must be present (default: `exp`); `leeway` is the clock skew
-    tolerated on `exp`, `nbf` and `iat`. `http` is an `httpx.AsyncClient` to use
+    tolerated on `exp`, `nbf` and `iat`. `token_types` are the JOSE header `typ` values
+    accepted, compared without case and without an `application/` prefix (default:
+    `at+jwt`, RFC 9068's, and `JWT`, which most providers still send); a header without
+    `typ` counts as `JWT`. `None` turns the check off. `http` is an `httpx.AsyncClient` to use
     (tests pass one with a mock transport); by default the verifier makes its own.
     """
 
@@ -83,6 +87,7 @@ class JWTVerifier:
         algorithms: Sequence[str] | None = None,
         leeway: float = 30.0,
         required_claims: Sequence[str] = ("exp",),
+        token_types: Sequence[str] | None = ("at+jwt", "JWT"),
         http: httpx.AsyncClient | None = None,
         jwks_ttl: float = 300.0,
         jwks_min_refresh: float = 10.0,
@@ -111,6 +116,7 @@ class JWTVerifier:
         self.algorithms = frozenset(allowed)
         self.leeway = leeway
         self.required_claims = tuple(required_claims)
+        self.token_types = None if token_types is None else frozenset(map(_media, token_types))
         self._clock = clock
         self._client = http
         self._own_client: httpx.AsyncClient | None = None
@@ -158,6 +164,10 @@ class JWTVerifier:
         alg = header.get("alg")
         if not isinstance(alg, str) or alg not in self.algorithms:
             return "the token's signing algorithm is not allowed"
+        if self.token_types is not None:
+            typ = header.get("typ", "JWT")
+            if not isinstance(typ, str) or _media(typ) not in self.token_types:
+                return "the token is not an access token (its typ is not accepted)"
         if self.audience is None:
             log.error("JWTVerifier has no audience: give audience= or AuthSettings(resource=)")
             return "the server has no audience configured"
@@ -221,6 +231,12 @@ class JWTVerifier:
             issuer=issuer if isinstance(issuer, str) else None,
             claims=claims,
         )
+
+
+def _media(typ: str) -> str:
+    """A `typ` value in the form it is compared in (RFC 7515 section 4.1.9)."""
+    typ = typ.lower()
+    return typ[12:] if typ.startswith("application/") else typ
 
 
 def _pick(keys: KeySet, kid: str | None) -> Key | None:

@@ -222,7 +222,8 @@ async def request_tokens(
     bound = kind == "dpop" and dpop is not None
     if kind != "bearer" and not bound:
         raise AuthorizationError(f"token endpoint: unsupported token type {tokens.token_type!r}")
-    expires = time.time() + tokens.expires_in if tokens.expires_in is not None else None
+    now = time.time()
+    expires = now + tokens.expires_in if tokens.expires_in is not None else None
     return msgspec.structs.replace(
         grant,
         access_token=tokens.access_token,
@@ -232,4 +233,5 @@ async def request_tokens(
         refresh_token=tokens.refresh_token or grant.refresh_token,
         scope=tokens.scope if tokens.scope is not None else form.get("scope", grant.scope),
         expires_at=expires,
+        issued_at=now,
     )

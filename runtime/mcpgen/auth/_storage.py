@@ -37,12 +37,19 @@ class Grant(msgspec.Struct, kw_only=True):
     expires_at: float | None = None  # seconds since the epoch; None: no known expiry
     dpop_key: dict[str, str] | None = None  # the private JWK a DPoP-bound grant needs
     saved_at: float = 0.0
+    issued_at: float | None = None  # when the access token was obtained
 
     def usable(self, margin: float = 30.0) -> bool:
-        """An access token that will not expire within `margin` seconds."""
+        """An access token that will not expire within `margin` seconds, or within a
+        quarter of its lifetime when that is shorter: a token living 10 s would
+        otherwise be refreshed before every request."""
         if self.access_token is None:
             return False
-        return self.expires_at is None or self.expires_at - margin > time.time()
+        if self.expires_at is None:
+            return True
+        if self.issued_at is not None:
+            margin = min(margin, (self.expires_at - self.issued_at) / 4)
+        return self.expires_at - margin > time.time()
 
 
 class TokenStorage(Protocol):

@@ -1,10 +1,12 @@
 """The `mcpgen` command line (`pip install 'mcpgen[client]'`).
 
 Client commands (`discover`, `tools`, `call`, `read`, `prompts`, `prompt`, `resources`,
-`templates`: see `_commands`), `serve` (run a server from an import path) and `install`
-(add it to an MCP client's configuration). Other packages add commands through the
-`mcpgen.cli` entry-point group, each a `register(app)` function: the generator's
-`regenerate` and `fetch-schemas` arrive that way, so this package never imports it.
+`templates`: see `_commands`; `--auth` and `--header` on a URL), `login` and `logout`
+(OAuth grants kept for later commands: see `_auth`), `serve` (run a server from an
+import path) and `install` (add it to an MCP client's configuration). Other packages
+add commands through the `mcpgen.cli` entry-point group, each a `register(app)`
+function: the generator's `regenerate` and `fetch-schemas` arrive that way, so this
+package never imports it.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from importlib.metadata import entry_points
 
 import typer
 
+from mcpgen.cli._auth import login, logout
 from mcpgen.cli._commands import COMMANDS
 from mcpgen.cli._install import install
 from mcpgen.cli._serve import serve
@@ -40,6 +41,8 @@ def build(extra: Sequence[Callable[[typer.Typer], None]] = ()) -> typer.Typer:
     settings = {"allow_extra_args": False, "ignore_unknown_options": True}
     for command in COMMANDS:
         app.command(context_settings=settings)(command)
+    app.command()(login)
+    app.command()(logout)
     app.command()(serve)
     app.command()(install)
     done: list[Callable[[typer.Typer], None]] = []

@@ -8,6 +8,8 @@ TARGET is an http(s) URL, or a stdio server command after `--`:
     mcpgen prompt greet name=Ada -- python server.py
     mcpgen read test://static-text --era legacy -- python server.py
 
+On a URL, `--auth oauth` uses the grant `mcpgen login` kept (and logs in when there is
+none), `--auth bearer:TOKEN` sends a token, `--header 'Name: value'` any header.
 A URL is tried as Streamable HTTP and, when its POSTs are refused, as the deprecated
 HTTP+SSE transport (`--transport sse` goes there directly). Human-readable output by
 default; `--json` prints the result as the negotiated revision puts it on the wire.
@@ -23,6 +25,7 @@ import msgspec
 import typer
 
 from mcpgen._api_client import Client
+from mcpgen.cli._auth import AuthOpt, HeaderOpt
 from mcpgen.cli._elicit import answerer
 from mcpgen.cli._run import AsJson, Era, Transport, Words, emit_json, run, show_content, split
 
@@ -34,7 +37,12 @@ def _first_line(text: str | msgspec.UnsetType) -> str:
 
 
 def discover(
-    words: Words = None, era: Era = "auto", transport: Transport = "http", as_json: AsJson = False
+    words: Words = None,
+    era: Era = "auto",
+    transport: Transport = "http",
+    as_json: AsJson = False,
+    auth: AuthOpt = None,
+    header: HeaderOpt = None,
 ) -> None:
     """Which era and version the server speaks, who it is, what it offers."""
     target, _ = split(words or [])
@@ -48,7 +56,7 @@ def discover(
             "instructions": client.core.instructions,
         }
 
-    info, version = run(target, era, work, transport)
+    info, version = run(target, era, work, transport, auth=auth, headers=header)
     if as_json:
         emit_json(info, version)
         return
@@ -61,11 +69,18 @@ def discover(
 
 
 def tools(
-    words: Words = None, era: Era = "auto", transport: Transport = "http", as_json: AsJson = False
+    words: Words = None,
+    era: Era = "auto",
+    transport: Transport = "http",
+    as_json: AsJson = False,
+    auth: AuthOpt = None,
+    header: HeaderOpt = None,
 ) -> None:
     """List the server's tools."""
     target, _ = split(words or [])
-    found, version = run(target, era, lambda c: c.list_tools(), transport)
+    found, version = run(
+        target, era, lambda c: c.list_tools(), transport, auth=auth, headers=header
+    )
     if as_json:
         emit_json(found, version)
         return
@@ -77,7 +92,12 @@ def tools(
 
 
 def call(
-    words: Words = None, era: Era = "auto", transport: Transport = "http", as_json: AsJson = False
+    words: Words = None,
+    era: Era = "auto",
+    transport: Transport = "http",
+    as_json: AsJson = False,
+    auth: AuthOpt = None,
+    header: HeaderOpt = None,
 ) -> None:
     """Call TOOL with a JSON object of arguments: call [URL] TOOL ['{...}'] [-- COMMAND].
 
@@ -92,7 +112,13 @@ def call(
     if not isinstance(arguments, dict):
         raise typer.BadParameter("the arguments must be a JSON object")
     result, version = run(
-        target, era, lambda c: c.call_tool(own[0], arguments), transport, answerer()
+        target,
+        era,
+        lambda c: c.call_tool(own[0], arguments),
+        transport,
+        answerer(),
+        auth=auth,
+        headers=header,
     )
     if as_json:
         emit_json(result, version)
@@ -105,13 +131,20 @@ def call(
 
 
 def read(
-    words: Words = None, era: Era = "auto", transport: Transport = "http", as_json: AsJson = False
+    words: Words = None,
+    era: Era = "auto",
+    transport: Transport = "http",
+    as_json: AsJson = False,
+    auth: AuthOpt = None,
+    header: HeaderOpt = None,
 ) -> None:
     """Read a resource: read [URL] URI [-- COMMAND]."""
     target, own = split(words or [])
     if not own:
         raise typer.BadParameter("name the resource URI to read")
-    result, version = run(target, era, lambda c: c.read_resource(own[0]), transport)
+    result, version = run(
+        target, era, lambda c: c.read_resource(own[0]), transport, auth=auth, headers=header
+    )
     if as_json:
         emit_json(result, version)
         return
@@ -125,11 +158,18 @@ def read(
 
 
 def prompts(
-    words: Words = None, era: Era = "auto", transport: Transport = "http", as_json: AsJson = False
+    words: Words = None,
+    era: Era = "auto",
+    transport: Transport = "http",
+    as_json: AsJson = False,
+    auth: AuthOpt = None,
+    header: HeaderOpt = None,
 ) -> None:
     """List the server's prompts and their arguments."""
     target, _ = split(words or [])
-    found, version = run(target, era, lambda c: c.list_prompts(), transport)
+    found, version = run(
+        target, era, lambda c: c.list_prompts(), transport, auth=auth, headers=header
+    )
     if as_json:
         emit_json(found, version)
         return
@@ -158,14 +198,21 @@ def _prompt_arguments(given: list[str]) -> dict[str, str]:
 
 
 def prompt(
-    words: Words = None, era: Era = "auto", transport: Transport = "http", as_json: AsJson = False
+    words: Words = None,
+    era: Era = "auto",
+    transport: Transport = "http",
+    as_json: AsJson = False,
+    auth: AuthOpt = None,
+    header: HeaderOpt = None,
 ) -> None:
     """Get prompt NAME: prompt [URL] NAME ['{...}' | key=value ...] [-- COMMAND]."""
     target, own = split(words or [])
     if not own:
         raise typer.BadParameter("name the prompt to get")
     arguments = _prompt_arguments(own[1:])
-    result, version = run(target, era, lambda c: c.get_prompt(own[0], arguments), transport)
+    result, version = run(
+        target, era, lambda c: c.get_prompt(own[0], arguments), transport, auth=auth, headers=header
+    )
     if as_json:
         emit_json(result, version)
         return
@@ -177,11 +224,18 @@ def prompt(
 
 
 def resources(
-    words: Words = None, era: Era = "auto", transport: Transport = "http", as_json: AsJson = False
+    words: Words = None,
+    era: Era = "auto",
+    transport: Transport = "http",
+    as_json: AsJson = False,
+    auth: AuthOpt = None,
+    header: HeaderOpt = None,
 ) -> None:
     """List the server's resources."""
     target, _ = split(words or [])
-    found, version = run(target, era, lambda c: c.list_resources(), transport)
+    found, version = run(
+        target, era, lambda c: c.list_resources(), transport, auth=auth, headers=header
+    )
     if as_json:
         emit_json(found, version)
         return
@@ -191,11 +245,18 @@ def resources(
 
 
 def templates(
-    words: Words = None, era: Era = "auto", transport: Transport = "http", as_json: AsJson = False
+    words: Words = None,
+    era: Era = "auto",
+    transport: Transport = "http",
+    as_json: AsJson = False,
+    auth: AuthOpt = None,
+    header: HeaderOpt = None,
 ) -> None:
     """List the server's resource templates."""
     target, _ = split(words or [])
-    found, version = run(target, era, lambda c: c.list_resource_templates(), transport)
+    found, version = run(
+        target, era, lambda c: c.list_resource_templates(), transport, auth=auth, headers=header
+    )
     if as_json:
         emit_json(found, version)
         return

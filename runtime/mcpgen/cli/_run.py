@@ -20,6 +20,7 @@ from mcpgen._api_client import Client
 from mcpgen._callbacks import ElicitationCallback
 from mcpgen._connection import Era as ClientEra
 from mcpgen._errors import ClientError, ConfigurationError, McpError
+from mcpgen.cli._auth import http_options
 from mcpgen_types import latest as t
 
 __all__ = [
@@ -76,6 +77,8 @@ def _client(
     era_name: str,
     transport: str,
     on_elicitation: ElicitationCallback | None,
+    auth: str | None,
+    headers: list[str] | None,
 ) -> Client:
     era = _ERAS.get(era_name)
     if era is None:
@@ -83,15 +86,27 @@ def _client(
     if transport not in ("http", "sse"):
         raise typer.BadParameter(f"--transport must be http or sse, not {transport!r}")
     modes = ("form", "url")
-    if transport == "sse":
-        if not isinstance(target, str):
+    if not isinstance(target, str):
+        if auth is not None or headers:
+            raise typer.BadParameter("--auth and --header need a URL (stdio has no HTTP)")
+        if transport == "sse":
             raise typer.BadParameter("--transport sse needs a URL")
+        return Client.stdio(target, era=era, on_elicitation=on_elicitation, elicitation_modes=modes)
+    flow, extra = http_options(auth, headers)
+    if transport == "sse":
         if era == "modern":
             raise typer.BadParameter("the HTTP+SSE transport speaks the legacy era only")
-        return Client.sse(target, on_elicitation=on_elicitation, elicitation_modes=modes)
-    if isinstance(target, str):
-        return Client.http(target, era=era, on_elicitation=on_elicitation, elicitation_modes=modes)
-    return Client.stdio(target, era=era, on_elicitation=on_elicitation, elicitation_modes=modes)
+        return Client.sse(
+            target, headers=extra, auth=flow, on_elicitation=on_elicitation, elicitation_modes=modes
+        )
+    return Client.http(
+        target,
+        headers=extra,
+        auth=flow,
+        era=era,
+        on_elicitation=on_elicitation,
+        elicitation_modes=modes,
+    )
 
 
 def run(
@@ -100,9 +115,13 @@ def run(
     work: Callable[[Client], Awaitable[T]],
     transport: str = "http",
     on_elicitation: ElicitationCallback | None = None,
+    *,
+    auth: str | None = None,
+    headers: list[str] | None = None,
 ) -> tuple[T, str]:
-    """Run `work` on a connected client: (its value, the negotiated protocol version)."""
-    client = _client(target, era, transport, on_elicitation)
+    """Run `work` on a connected client: (its value, the negotiated protocol version).
+    `auth` and `headers`: the `--auth` and `--header` options (see `_auth`)."""
+    client = _client(target, era, transport, on_elicitation, auth, headers)
 
     async def main() -> tuple[T, str]:
         async with client:

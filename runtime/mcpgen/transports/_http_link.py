@@ -47,8 +47,18 @@ def status_error(what: str, response: httpx.Response, body: bytes) -> HttpStatus
     status = response.status_code
     location = response.headers.get("location")
     where = f" (to {location})" if location else ""
+    # The challenge of a 401/403 says what the server wants (RFC 6750, RFC 9728).
+    challenge = response.headers.get("www-authenticate")
+    where += f" [WWW-Authenticate: {challenge}]" if challenge else ""
     detail = f": {text}" if text else ""
     return HttpStatusError(f"{what} answered HTTP {status}{where}{detail}", status, text, location)
+
+
+def _json_rpc(body: bytes) -> bool:
+    """Whether a 401/403 body is JSON-RPC (an object or batch naming `jsonrpc`), not an
+    HTTP-level answer such as an OAuth refusal. Only refused responses are looked at."""
+    head = body.lstrip()[:1]
+    return head == b"[" or (head == b"{" and b'"jsonrpc"' in body)
 
 
 class HttpLink(LinkBase):
@@ -179,6 +189,8 @@ class HttpLink(LinkBase):
             return
         body = await response.aread()
         answer = request_id is not None or status < 300
+        if status in (401, 403) and not _json_rpc(body):
+            answer = False  # an authorization refusal (RFC 6750's JSON): the status is it
         if answer and body.strip() and ctype.startswith("application/json"):
             self.on_message(body, status, request_id)
             # A JSON body is the whole answer: if it answered nothing, nothing will.

@@ -195,8 +195,10 @@ class SseLink(LinkBase):
             )
         if not 200 <= response.status_code < 300:
             text = response.text.strip()[:300]
+            challenge = response.headers.get("www-authenticate")
             raise HttpStatusError(
                 f"POST {endpoint} answered HTTP {response.status_code}"
+                + (f" [WWW-Authenticate: {challenge}]" if challenge else "")
                 + (f": {text}" if text else ""),
                 response.status_code,
                 text,
