@@ -10,6 +10,10 @@ several deployments can share one Redis under different prefixes.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
 import msgspec
 
 from mcpgen.stores.redis._base import DEFAULT_PREFIX, Connection, redacted
@@ -60,3 +64,20 @@ class RedisStores(msgspec.Struct, frozen=True):
             RedisTaskStore(connection, lease=task_lease_seconds),
             RedisEventStore(connection),
         )
+
+    def checked(
+        self, inner: Callable[[Any], AbstractAsyncContextManager[Any]] | None
+    ) -> Callable[[Any], AbstractAsyncContextManager[Any]]:
+        """A server lifespan that first makes sure Redis answers (so a worker that
+        cannot reach it fails at startup, with the reason), then enters `inner`."""
+
+        @asynccontextmanager
+        async def lifespan(server: Any) -> AsyncIterator[Any]:
+            await self.connection.ping()
+            if inner is None:
+                yield None
+                return
+            async with inner(server) as value:
+                yield value
+
+        return lifespan
