@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from collections.abc import AsyncGenerator, Coroutine
+from typing import Any, TypeVar, cast
 
 import httpx
 
@@ -81,7 +81,7 @@ def test_a_listen_stream_on_one_worker_hears_a_change_made_on_the_other() -> Non
                 assert text(await changer.call_tool("bump", {})) == "bumped"
                 note = await asyncio.wait_for(first, 10)
                 assert "ToolListChanged" in type(note).__name__
-                await notes.aclose()
+                await cast("AsyncGenerator[Any, None]", notes).aclose()
 
         run(main())
 
