@@ -22,8 +22,8 @@ from mcpgen import Server
 from tests.scale.harness import KEY, fresh_redis_url
 from tests.scale.test_two_workers import frame, open_session
 from tests.stores.redis_server import server as redis_server
-from tests.transports.httpharness import serve
 from tests.transports.asgidriver import initialize, post, rpc
+from tests.transports.httpharness import serve
 
 
 def build(redis: str | None) -> Server:
