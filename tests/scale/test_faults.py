@@ -13,12 +13,15 @@ import httpx
 import msgspec
 import pytest
 
-from mcpgen import Server
+from mcpgen import Client, Server, ToolTask
 from mcpgen.stores import TaskState
 from mcpgen.stores.redis import LEASE_LOST, Connection, RedisTaskStore
 from tests.scale.harness import build, workers
 from tests.scale.test_two_workers import frame, open_session
 from tests.stores.redis_server import server as redis_server
+from tests.transports.httpharness import body, modern_headers
+
+CAPS = "io.modelcontextprotocol/clientCapabilities"
 
 
 def _free_port() -> int:
@@ -126,3 +129,27 @@ def test_a_task_whose_worker_stopped_renewing_fails_after_its_lease() -> None:
         assert await other.get("done") == done  # a finished task needs no lease
 
     asyncio.run(main())
+
+
+def test_a_modern_task_request_during_an_outage_gets_503_too() -> None:
+    """The task store is read inside the core (tasks/get): its outage is a 503 as well."""
+    tasks: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    with workers() as (urls, _), httpx.Client(timeout=15) as http:
+
+        async def start() -> str:
+            async with Client.http(urls[0], era="modern") as client:
+                handle = await client.call_tool("slow", {"seconds": 30}, task=True)
+                assert isinstance(handle, ToolTask)
+                return handle.id
+
+        task_id = asyncio.run(start())
+        meta: dict[str, Any] = {CAPS: tasks}
+        get = body(2, "tasks/get", {"taskId": task_id}, True, **meta)
+        headers = modern_headers("tasks/get", task_id)
+        _pause(2500)
+        down = http.post(urls[1], content=get, headers=headers)
+        assert down.status_code == 503
+        assert "unavailable" in down.json()["error"]["message"]
+        time.sleep(2.6)
+        up = http.post(urls[1], content=get, headers=headers)
+        assert up.status_code == 200 and up.json()["result"]["status"] == "working"
