@@ -132,7 +132,48 @@ def main_http(calls: int = 2000) -> None:
         )
 
 
+def used_memory() -> int:
+    with socket.create_connection(("127.0.0.1", redis_server().port)) as sock:
+        sock.sendall(b"INFO memory\r\n")
+        data = sock.recv(65536)
+    line = next(x for x in data.decode().splitlines() if x.startswith("used_memory:"))
+    return int(line.split(":")[1])
+
+
+async def idle_sessions(server: Server, count: int) -> None:
+    app: Any = server.asgi_app()
+    for _ in range(count):
+        await initialize(app)
+
+
+def session_memory(count: int = 2000) -> None:
+    """KiB per idle legacy session: in Redis (used_memory), and in the worker process
+    that opened them (tracemalloc: the stored state plus the live half)."""
+    import tracemalloc
+
+    url = fresh_redis_url()
+    before = used_memory()
+    asyncio.run(idle_sessions(build(url), count))
+    in_redis = (used_memory() - before) / count / 1024
+    server = build(None)
+    tracemalloc.start()
+    asyncio.run(idle_sessions(server, 50))  # warm-up: code objects, caches
+    start = tracemalloc.take_snapshot()
+    app: Any = server.asgi_app()
+
+    async def held() -> float:
+        for _ in range(count):
+            await initialize(app)
+        now = tracemalloc.take_snapshot()
+        return sum(d.size_diff for d in now.compare_to(start, "filename")) / count / 1024
+
+    in_process = asyncio.run(held())
+    tracemalloc.stop()
+    print(f"idle legacy session: {in_redis:.2f} KiB in Redis, {in_process:.2f} KiB in process")
+
+
 if __name__ == "__main__":
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     main(count)
     main_http(count)
+    session_memory()
