@@ -184,3 +184,21 @@ def test_a_session_is_its_creators_on_every_worker() -> None:
         mine = http.post(urls[1], content=call, headers=session)
         assert mine.status_code == 200
         assert mine.json()["result"]["content"][0]["text"] == "3"
+
+
+def test_a_legacy_get_stream_on_one_worker_hears_a_change_made_on_the_other() -> None:
+    with workers() as (urls, _), httpx.Client(timeout=10) as http:
+        session = open_session(http, urls[0], "alice")
+        headers = {**session, "accept": "text/event-stream"}
+        with http.stream("GET", urls[0], headers=headers) as stream:
+            bump = frame(3, "tools/call", {"name": "bump", "arguments": {}})
+            with httpx.Client(timeout=10) as other:
+                done = other.post(urls[1], content=bump, headers=session)
+            assert done.status_code == 200
+            buffer, methods = "", []
+            for chunk in stream.iter_text():
+                buffer += chunk
+                methods = [e[1].get("method") for e in sse(buffer)]
+                if "notifications/tools/list_changed" in methods:
+                    break
+        assert "notifications/tools/list_changed" in methods
