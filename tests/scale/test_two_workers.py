@@ -107,6 +107,23 @@ def test_a_task_started_on_one_worker_is_polled_and_cancelled_through_the_other(
         run(main())
 
 
+def test_a_task_waiting_for_input_is_answered_through_either_worker() -> None:
+    """The task runs where it started; its answers (tasks/update) may reach the other
+    worker, which forwards them over the bus."""
+    with workers() as (urls, _):
+
+        async def main() -> str:
+            http, _ = balanced(urls, pin={"tools/call": 0, "tasks/update": 1})
+            async with Client.http(
+                urls[0], httpx_client=http, era="modern", on_elicitation=accept
+            ) as client:
+                handle = await client.call_tool("vet", {"name": "rex"}, task=True)
+                assert isinstance(handle, ToolTask)
+                return text(await handle.result(timeout=20, poll=0.05))
+
+        assert run(main()) == "rex: accept accept"
+
+
 LEGACY = {
     "content-type": "application/json",
     "accept": "application/json, text/event-stream",
