@@ -5,6 +5,7 @@ and the principal binding all cross workers."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncGenerator, Coroutine
 from typing import Any, TypeVar, cast
@@ -77,9 +78,13 @@ def test_a_listen_stream_on_one_worker_hears_a_change_made_on_the_other() -> Non
             ):
                 notes = listener.listen(tools=True)
                 first = asyncio.ensure_future(anext(notes))
-                await asyncio.sleep(0.5)  # the listen stream is open on worker 0
-                assert text(await changer.call_tool("bump", {})) == "bumped"
-                note = await asyncio.wait_for(first, 10)
+                for _ in range(40):  # until the listen stream (on worker 0) is open
+                    assert text(await changer.call_tool("bump", {})) == "bumped"
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(first), 0.25)
+                    if first.done():
+                        break
+                note = first.result()
                 assert "ToolListChanged" in type(note).__name__
                 await cast("AsyncGenerator[Any, None]", notes).aclose()
 
