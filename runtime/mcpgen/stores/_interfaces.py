@@ -35,11 +35,18 @@ __all__ = [
     "Replay",
     "SessionState",
     "SessionStore",
+    "StoreUnavailableError",
     "TaskEvent",
     "TaskState",
     "TaskStore",
     "Unsubscribe",
 ]
+
+
+class StoreUnavailableError(Exception):
+    """A shared store or bus cannot be reached (or did not answer in time). The HTTP
+    app answers the request with a JSON-RPC error and status 503; nothing is retried
+    for the client, which may send the request again."""
 
 
 # -- sessions ----------------------------------------------------------------------------------
@@ -95,7 +102,8 @@ class TaskEvent(msgspec.Struct, frozen=True, tag="task"):
 
 class ReplyEvent(msgspec.Struct, frozen=True, tag="reply"):
     """A legacy client's response frame to a server-to-client request, for the worker
-    that holds the session's request awaiting it."""
+    that holds the session's request awaiting it; or (`session_id` "task/<task id>")
+    the answers of a tasks/update, for the worker that runs the task."""
 
     session_id: str
     frame: bytes
