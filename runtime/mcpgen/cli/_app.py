@@ -11,6 +11,7 @@ import typer
 from mcpgen.cli._commands import COMMANDS
 from mcpgen.cli._install import install
 from mcpgen.cli._serve import serve
+from mcpgen.cli._stubs import stubs
 
 __all__ = ["GROUP", "build"]
 
@@ -42,6 +43,7 @@ def build(extra: Sequence[Callable[[typer.Typer], None]] = ()) -> typer.Typer:
         app.command(context_settings=settings)(command)
     app.command()(serve)
     app.command()(install)
+    app.command(context_settings=settings)(stubs)
     done: list[Callable[[typer.Typer], None]] = []
     for register in [*_registered(), *extra]:
         if register not in done:  # an add-on named twice registers once
