@@ -101,7 +101,7 @@ def _models(schema: dict[str, Any]) -> str:
         use_union_operator=True,
         use_standard_collections=True,
         use_schema_description=True,
-        use_field_description=True,
+        set_default_enum_member=True,
         disable_timestamp=True,
         formatters=[],
     )
@@ -123,9 +123,39 @@ def _fields(node: ast.ClassDef, source: str) -> list[_Param]:
     return params
 
 
-def _unset_allowed(annotation: str) -> str:
-    """`annotation`, widened by `UnsetType` if it does not take it already."""
-    node = ast.parse(annotation, mode="eval").body
+class _NoDescriptions(ast.NodeTransformer):
+    """Drops `Meta(description=...)` from an annotation (the parameter's docstring is the
+    tool's; the struct keeps the descriptions), unwrapping an `Annotated` left bare."""
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        if isinstance(node.func, ast.Name) and node.func.id == "Meta":
+            node.keywords = [kw for kw in node.keywords if kw.arg != "description"]
+        return node
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        self.generic_visit(node)
+        if not (isinstance(node.value, ast.Name) and node.value.id == "Annotated"):
+            return node
+        if not isinstance(node.slice, ast.Tuple):
+            return node
+        extras = [
+            item
+            for item in node.slice.elts[1:]
+            if not (isinstance(item, ast.Call) and not item.args and not item.keywords)
+        ]
+        if not extras:
+            return node.slice.elts[0]
+        node.slice.elts = [node.slice.elts[0], *extras]
+        return node
+
+
+def _parameter_type(annotation: str, required: bool) -> str:
+    """A field's annotation as a parameter's: without descriptions and, when optional,
+    widened by `UnsetType` if it does not take it already."""
+    node = _NoDescriptions().visit(ast.parse(annotation, mode="eval").body)
+    annotation = ast.unparse(node)
+    if required:
+        return annotation
     members = []
     while isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         members.append(node.right)
@@ -169,10 +199,8 @@ def _method(
         if named:
             head += ", *"
         for python, param in sorted(named, key=lambda pair: not pair[1].required):
-            if param.required:
-                head += f", {python}: {param.annotation}"
-            else:
-                head += f", {python}: {_unset_allowed(param.annotation)} = UNSET"
+            annotation = _parameter_type(param.annotation, param.required)
+            head += f", {python}: {annotation}" + ("" if param.required else " = UNSET")
         values = ", ".join(f"{param.wire!r}: {python}" for python, param in named)
         call = f"await self._call({tool.name!r}, {{{values}}})"
     returns = output or "CallToolResult"
@@ -236,11 +264,15 @@ def _split(code: str) -> tuple[list[str], list[str]]:
 
 
 def _ruff(code: str, path: Path) -> str:
-    """`code` with its imports sorted and pruned, then formatted, under the ruff
+    """`code` with its imports sorted and pruned, formatted, under the ruff
     configuration that applies to `path` (so the file passes the project's own ruff)."""
     base = [sys.executable, "-m", "ruff"]
+    # Formatted first so that E501 (and so RUF100, which drops the file's `noqa: E501`
+    # when no line is too long) sees the final lines; the fixes then get formatted.
+    fixes = "I,F401,RUF036,E501,RUF100"
     steps = (
-        ["check", "--fix-only", "--exit-zero", "--select", "I,F401", "--stdin-filename"],
+        ["format", "--stdin-filename"],
+        ["check", "--fix-only", "--exit-zero", "--select", fixes, "--stdin-filename"],
         ["format", "--stdin-filename"],
     )
     for step in steps:
@@ -281,6 +313,7 @@ def render(
     code = _models(schema) if schema["$defs"] else ""
     imports, body = _split(code)
     header = [
+        "# ruff: noqa: E501 (the server's descriptions are kept whole)",
         f'"""A typed client for the tools of {who}.',
         "",
         "Written by `mcpgen stubs`; regenerate it rather than edit it.",
