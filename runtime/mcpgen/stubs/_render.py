@@ -217,6 +217,8 @@ def _class(
 ) -> list[str]:
     tree = ast.parse(code) if code else ast.Module(body=[], type_ignores=[])
     classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    if name in classes:
+        raise ConfigurationError(f"a generated model is named {name!r}: pick another --class-name")
     taken = (
         set(classes) | set(_HELPERS) | {"msgspec", "UNSET", "UnsetType", "ProtocolViolationError"}
     )
@@ -243,6 +245,13 @@ def _class(
     return [*body, "", "", *lines]
 
 
+def _assigned(node: ast.stmt) -> set[str]:
+    targets: list[ast.expr] = [node.target] if isinstance(node, ast.AnnAssign) else []
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    return {target.id for target in targets if isinstance(target, ast.Name)}
+
+
 def _split(code: str) -> tuple[list[str], list[str]]:
     """The generator's module as (its imports, its definitions), the root alias dropped."""
     if not code:
@@ -256,7 +265,7 @@ def _split(code: str) -> tuple[list[str], list[str]]:
             continue
         if isinstance(node, ast.Import | ast.ImportFrom):
             imports.append(segment)
-        elif isinstance(node, ast.AnnAssign | ast.Assign) and _ROOT in ast.dump(node)[:200]:
+        elif _ROOT in _assigned(node):
             continue
         else:
             body += ["", "", segment]
