@@ -20,7 +20,7 @@ import pytest
 
 from mcpgen import Client, ToolError
 from tests import tooling
-from tests.processes import EVERYTHING
+from tests.processes import EVERYTHING, everything_http
 
 SCHEMA_SERVER = Path(__file__).with_name("schema_server.py")
 SERVER_EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
@@ -196,12 +196,18 @@ def test_check_notices_drift(tmp_path: Path, schema_tools: Path) -> None:
 
 
 def test_everything_example(tmp_path: Path) -> None:
-    """examples/everything.py over stdio: a clean module whose methods call the tools."""
+    """examples/everything.py over stdio: a clean module whose methods call the tools;
+    the module written over Streamable HTTP is the same."""
     out = tmp_path / "everything_tools.py"
     command = [sys.executable, str(EVERYTHING)]
     done = stubs(out, command, "--class-name", "Everything")
     assert done.returncode == 0, done.stderr
     assert static_errors(tmp_path, out.name) == ""
+    with everything_http(tmp_path / "http.log") as url:  # the same tools over HTTP
+        argv = [sys.executable, "-m", "mcpgen", "stubs", url, "-o", str(out), "--check"]
+        argv += ["--class-name", "Everything"]
+        same = subprocess.run(argv, capture_output=True, text=True, timeout=180, check=False)
+    assert same.returncode == 0, same.stdout + same.stderr
     module = load(out)
 
     async def main() -> None:
