@@ -89,22 +89,28 @@ def _models(schema: dict[str, Any]) -> str:
         raise ConfigurationError(
             f"`mcpgen stubs` needs datamodel-code-generator: {_INSTALL}"
         ) from None
-    code = dcg.generate(
-        schema,
-        input_file_type=dcg.InputFileType.JsonSchema,
-        output_model_type=DataModelType.MsgspecStruct,
-        target_python_version=dcg.PythonVersion.PY_311,
-        output_datetime_class=dcg.DatetimeClassType.Datetime,
-        class_name=_ROOT,
-        use_annotated=True,
-        field_constraints=True,
-        use_union_operator=True,
-        use_standard_collections=True,
-        use_schema_description=True,
-        set_default_enum_member=True,
-        disable_timestamp=True,
-        formatters=[],
-    )
+    try:
+        code = dcg.generate(
+            schema,
+            input_file_type=dcg.InputFileType.JsonSchema,
+            output_model_type=DataModelType.MsgspecStruct,
+            target_python_version=dcg.PythonVersion.PY_311,
+            output_datetime_class=dcg.DatetimeClassType.Datetime,
+            class_name=_ROOT,
+            use_annotated=True,
+            field_constraints=True,
+            use_union_operator=True,
+            use_standard_collections=True,
+            use_schema_description=True,
+            set_default_enum_member=True,
+            disable_timestamp=True,
+            formatters=[],
+            allow_remote_refs=False,  # a server's schema must not make us fetch URLs
+        )
+    except dcg.Error as exc:  # a schema it cannot model: say which, without a traceback
+        raise ConfigurationError(
+            f"datamodel-code-generator refused the tool schemas: {exc}"
+        ) from None
     return code if isinstance(code, str) else ""
 
 
