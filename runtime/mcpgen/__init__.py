@@ -19,6 +19,7 @@ from mcpgen._errors import (
     HttpStatusError,
     McpError,
     ProtocolViolationError,
+    ToolError,
     TransportError,
     TransportTimeoutError,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "Session",
     "TaskCancelledError",
     "TaskFailedError",
+    "ToolError",
     "ToolTask",
     "TransportError",
     "TransportTimeoutError",

@@ -9,7 +9,10 @@ every client link alike) or a server breaking the protocol (`ProtocolViolationEr
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcpgen_types.latest import CallToolResult
 
 __all__ = [
     "ClientError",
@@ -20,6 +23,7 @@ __all__ = [
     "McpError",
     "ProtocolViolationError",
     "TransportError",
+    "ToolError",
     "TransportTimeoutError",
 ]
 
@@ -84,3 +88,15 @@ class McpError(Exception):
 
     def __repr__(self) -> str:
         return f"McpError({self.code}, {self.message!r})"
+
+
+class ToolError(Exception):
+    """A tool answered with an error result (`isError`), raised by the typed clients that
+    `mcpgen stubs` writes: the tool's `name` and its whole `result`; the message is the
+    result's first text block."""
+
+    def __init__(self, name: str, result: CallToolResult) -> None:
+        said = next((text for block in result.content if (text := getattr(block, "text", ""))), "")
+        super().__init__(f"tool {name!r} failed" + (f": {said}" if said else ""))
+        self.name = name
+        self.result = result

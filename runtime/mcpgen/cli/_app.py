@@ -12,6 +12,7 @@ from mcpgen.cli._auth import login, logout
 from mcpgen.cli._commands import COMMANDS
 from mcpgen.cli._install import install
 from mcpgen.cli._serve import serve
+from mcpgen.cli._stubs import stubs
 
 __all__ = ["GROUP", "build"]
 
@@ -45,6 +46,7 @@ def build(extra: Sequence[Callable[[typer.Typer], None]] = ()) -> typer.Typer:
     app.command()(logout)
     app.command()(serve)
     app.command()(install)
+    app.command(context_settings=settings)(stubs)
     done: list[Callable[[typer.Typer], None]] = []
     for register in [*_registered(), *extra]:
         if register not in done:  # an add-on named twice registers once

@@ -1,0 +1,71 @@
+"""`mcpgen stubs TARGET -o module.py [--class-name Tools] [--check]`: write a typed client
+module for the server's tools, or (`--check`) exit 1 with a diff when the committed one
+no longer matches what the server would give.
+
+    mcpgen stubs -o weather_tools.py -- python weather_server.py
+    mcpgen stubs http://127.0.0.1:8000/mcp -o weather_tools.py --check
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from mcpgen._api_client import Client
+from mcpgen.cli._run import Era, Transport, Words, run, split
+
+__all__ = ["stubs"]
+
+_DIFF_LINES = 60  # a drift report stays short; the rest is `... N more lines`
+
+Output = Annotated[Path, typer.Option("--output", "-o", help="The module to write or check.")]
+ClassName = Annotated[str, typer.Option("--class-name", help="The generated class's name.")]
+Check = Annotated[
+    bool, typer.Option("--check", help="Write nothing; print a diff and exit 1 on drift.")
+]
+
+
+def stubs(
+    output: Output,
+    words: Words = None,
+    class_name: ClassName = "Tools",
+    check: Check = False,
+    era: Era = "auto",
+    transport: Transport = "http",
+) -> None:
+    """Write a typed client module for the server's tools: stubs [URL] -o FILE [-- COMMAND]."""
+    from mcpgen.stubs import generate  # noqa: PLC0415 (keeps the other commands light)
+
+    target, _ = split(words or [])
+    path = output.resolve()
+
+    async def work(client: Client) -> str:
+        return await generate(client, path, class_name)
+
+    text, _ = run(target, era, work, transport)  # a missing extra: exit 2, said why
+    if not check:
+        path.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {output}")
+        return
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    if old == text:
+        typer.echo(f"{output} is up to date")
+        return
+    diff = list(
+        difflib.unified_diff(
+            old.splitlines(),
+            text.splitlines(),
+            f"{output} (committed)",
+            f"{output} (server)",
+            lineterm="",
+        )
+    )
+    for line in diff[:_DIFF_LINES]:
+        typer.echo(line)
+    if len(diff) > _DIFF_LINES:
+        typer.echo(f"... {len(diff) - _DIFF_LINES} more lines")
+    typer.echo(f"{output} drifted from the server's tools; run `mcpgen stubs` again", err=True)
+    raise typer.Exit(1)

@@ -1,0 +1,347 @@
+"""The typed client module: datamodel-code-generator writes the structs, this module
+writes the rest (header, helpers, the class of one method per tool) and ruff formats
+the whole so the file passes `ruff format --check` and `ruff check` as written.
+
+The generator and ruff are imported or run only here, on demand; a missing one raises
+`ConfigurationError` naming the `stubs` extra.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import subprocess
+import sys
+import textwrap
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mcpgen._errors import ConfigurationError
+from mcpgen.stubs._schema import combined_schema, method_names
+
+__all__ = ["ToolSpec", "render"]
+
+_INSTALL = "pip install 'mcpgen[stubs]'"
+_ROOT = "StubsUnusedRoot"  # the generator's name for the document root, which is dropped
+_HELPERS = ("_arguments", "_decode", "_T", "Any", "Client", "ToolError", "CallToolResult")
+
+_PRELUDE = """
+from typing import Any, TypeVar
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from mcpgen import Client, ProtocolViolationError, ToolError
+from mcpgen.types import CallToolResult
+"""
+
+_HELPER_CODE = '''
+_T = TypeVar("_T")
+
+
+def _arguments(values: dict[str, object]) -> dict[str, Any]:
+    """The arguments as JSON values, leaving out those left unset."""
+    return {key: msgspec.to_builtins(value) for key, value in values.items() if value is not UNSET}
+
+
+def _decode(result: CallToolResult, name: str, model: type[_T]) -> _T:
+    """The tool's structured content as `model`."""
+    if result.structured_content is UNSET:
+        raise ProtocolViolationError(
+            f"tool {name!r} declares an output schema but sent no structured content"
+        )
+    return msgspec.convert(result.structured_content, model)
+'''
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What the module is written from: one tool of `tools/list`."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    output_schema: Mapping[str, Any] | None
+
+
+@dataclass(frozen=True)
+class _Param:
+    python: str  # the keyword argument
+    wire: str  # the argument's name in `arguments`
+    annotation: str
+    required: bool
+
+
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _models(schema: dict[str, Any]) -> str:
+    try:
+        import datamodel_code_generator as dcg  # noqa: PLC0415 (an optional dependency)
+        from datamodel_code_generator.enums import DataModelType  # noqa: PLC0415
+    except ImportError:
+        raise ConfigurationError(
+            f"`mcpgen stubs` needs datamodel-code-generator: {_INSTALL}"
+        ) from None
+    try:
+        code = dcg.generate(
+            schema,
+            input_file_type=dcg.InputFileType.JsonSchema,
+            output_model_type=DataModelType.MsgspecStruct,
+            target_python_version=dcg.PythonVersion.PY_311,
+            output_datetime_class=dcg.DatetimeClassType.Datetime,
+            class_name=_ROOT,
+            use_annotated=True,
+            field_constraints=True,
+            use_union_operator=True,
+            use_standard_collections=True,
+            use_schema_description=True,
+            set_default_enum_member=True,
+            disable_timestamp=True,
+            formatters=[],
+            allow_remote_refs=False,  # a server's schema must not make us fetch URLs
+        )
+    except dcg.Error as exc:  # a schema it cannot model: say which, without a traceback
+        raise ConfigurationError(
+            f"datamodel-code-generator refused the tool schemas: {exc}"
+        ) from None
+    return code if isinstance(code, str) else ""
+
+
+def _fields(node: ast.ClassDef, source: str) -> list[_Param]:
+    params = []
+    for item in node.body:
+        if not (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)):
+            continue
+        wire = item.target.id
+        if isinstance(item.value, ast.Call):
+            for kw in item.value.keywords:
+                if kw.arg == "name" and isinstance(kw.value, ast.Constant):
+                    wire = str(kw.value.value)
+        annotation = ast.get_source_segment(source, item.annotation) or "Any"
+        params.append(_Param(item.target.id, wire, annotation, item.value is None))
+    return params
+
+
+class _NoDescriptions(ast.NodeTransformer):
+    """Drops `Meta(description=...)` from an annotation (the parameter's docstring is the
+    tool's; the struct keeps the descriptions), unwrapping an `Annotated` left bare."""
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        if isinstance(node.func, ast.Name) and node.func.id == "Meta":
+            node.keywords = [kw for kw in node.keywords if kw.arg != "description"]
+        return node
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        self.generic_visit(node)
+        if not (isinstance(node.value, ast.Name) and node.value.id == "Annotated"):
+            return node
+        if not isinstance(node.slice, ast.Tuple):
+            return node
+        extras = [
+            item
+            for item in node.slice.elts[1:]
+            if not (isinstance(item, ast.Call) and not item.args and not item.keywords)
+        ]
+        if not extras:
+            return node.slice.elts[0]
+        node.slice.elts = [node.slice.elts[0], *extras]
+        return node
+
+
+def _parameter_type(annotation: str, required: bool) -> str:
+    """A field's annotation as a parameter's: without descriptions and, when optional,
+    widened by `UnsetType` if it does not take it already."""
+    node = _NoDescriptions().visit(ast.parse(annotation, mode="eval").body)
+    annotation = ast.unparse(node)
+    if required:
+        return annotation
+    members = []
+    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        members.append(node.right)
+        node = node.left
+    members.append(node)
+    if any(isinstance(m, ast.Name) and m.id == "UnsetType" for m in members):
+        return annotation
+    return f"{annotation} | UnsetType"
+
+
+def _docstring(text: str, indent: str) -> list[str]:
+    text = text.strip().replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    if not text:
+        return []
+    lines: list[str] = []
+    for paragraph in text.split("\n"):
+        wrapped = textwrap.wrap(paragraph, 72) or [""]
+        lines.extend(f"{indent}{line}".rstrip() for line in wrapped)
+    lines[0] = f'{indent}"""{lines[0].lstrip()}'
+    if lines[-1].endswith('"'):
+        lines[-1] += " "
+    if len(lines) == 1:
+        return [lines[0] + '"""']
+    return [*lines, f'{indent}"""']
+
+
+def _method(
+    tool: ToolSpec, method: str, params: list[_Param] | None, output: str | None, taken: set[str]
+) -> list[str]:
+    head = f"    async def {method}(self"
+    if params is None:  # an input schema that is no object of named properties
+        head += ", arguments: dict[str, Any] | None = None"
+        call = f"await self._call({tool.name!r}, arguments or {{}})"
+    else:
+        named: list[tuple[str, _Param]] = []
+        for param in params:
+            python = param.python
+            while python in taken or python == "self":
+                python += "_"
+            named.append((python, param))
+        if named:
+            head += ", *"
+        for python, param in sorted(named, key=lambda pair: not pair[1].required):
+            annotation = _parameter_type(param.annotation, param.required)
+            head += f", {python}: {annotation}" + ("" if param.required else " = UNSET")
+        values = ", ".join(f"{param.wire!r}: {python}" for python, param in named)
+        call = f"await self._call({tool.name!r}, {{{values}}})"
+    returns = output or "CallToolResult"
+    lines = [f"{head}) -> {returns}:", *_docstring(tool.description, " " * 8)]
+    if output is None:
+        lines.append(f"        return {call}")
+    else:
+        lines.append(f"        return _decode({call}, {tool.name!r}, {output})")
+    return lines
+
+
+def _class(
+    name: str, server: str, tools: Sequence[ToolSpec], body: list[str], code: str
+) -> list[str]:
+    tree = ast.parse(code) if code else ast.Module(body=[], type_ignores=[])
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    if name in classes:
+        raise ConfigurationError(f"a generated model is named {name!r}: pick another --class-name")
+    taken = (
+        set(classes) | set(_HELPERS) | {"msgspec", "UNSET", "UnsetType", "ProtocolViolationError"}
+    )
+    _, models = combined_schema((t.name, t.input_schema, t.output_schema) for t in tools)
+    lines = [
+        f"class {name}:",
+        f'    """The tools of {server}, one typed method each."""',
+        "",
+        "    def __init__(self, client: Client) -> None:",
+        "        self.client = client",
+        "",
+        "    async def _call(self, name: str, arguments: dict[str, object]) -> CallToolResult:",
+        "        result = await self.client.call_tool(name, _arguments(arguments))",
+        "        if result.is_error is True:",
+        "            raise ToolError(name, result)",
+        "        return result",
+    ]
+    methods = method_names(t.name for t in tools)
+    for tool in tools:
+        input_name, output_name = models[tool.name]
+        node = classes.get(input_name)
+        params = _fields(node, code) if node is not None else None
+        lines += ["", *_method(tool, methods[tool.name], params, output_name, taken)]
+    return [*body, "", "", *lines]
+
+
+def _assigned(node: ast.stmt) -> set[str]:
+    targets: list[ast.expr] = [node.target] if isinstance(node, ast.AnnAssign) else []
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    return {target.id for target in targets if isinstance(target, ast.Name)}
+
+
+def _split(code: str) -> tuple[list[str], list[str]]:
+    """The generator's module as (its imports, its definitions), the root alias dropped."""
+    if not code:
+        return [], []
+    tree = ast.parse(code)
+    imports: list[str] = []
+    body: list[str] = []
+    for node in tree.body:
+        segment = ast.get_source_segment(code, node) or ""
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            continue
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            imports.append(segment)
+        elif _ROOT in _assigned(node):
+            continue
+        else:
+            body += ["", "", segment]
+    return imports, body
+
+
+def _ruff(code: str, path: Path) -> str:
+    """`code` with its imports sorted and pruned, formatted, under the ruff
+    configuration that applies to `path` (so the file passes the project's own ruff)."""
+    base = [sys.executable, "-m", "ruff"]
+    # Formatted first so that E501 (and so RUF100, which drops the file's `noqa: E501`
+    # when no line is too long) sees the final lines; the fixes then get formatted.
+    fixes = "I,F401,RUF036,E501,RUF100"
+    steps = (
+        ["format", "--stdin-filename"],
+        ["check", "--fix-only", "--exit-zero", "--select", fixes, "--stdin-filename"],
+        ["format", "--stdin-filename"],
+    )
+    for step in steps:
+        try:
+            done = subprocess.run(
+                [*base, *step, str(path), "-"],
+                input=code,
+                capture_output=True,
+                text=True,
+                check=False,
+                cwd=path.parent if path.parent.is_dir() else None,
+            )
+        except OSError as exc:
+            raise ConfigurationError(f"cannot run ruff ({exc}): {_INSTALL}") from None
+        if done.returncode != 0:
+            if "No module named ruff" in done.stderr:
+                raise ConfigurationError(f"`mcpgen stubs` needs ruff: {_INSTALL}")
+            raise ConfigurationError(f"ruff failed on the generated module: {done.stderr}")
+        code = done.stdout
+    return code
+
+
+def render(
+    tools: Sequence[ToolSpec],
+    server: Mapping[str, Any] | None,
+    path: Path,
+    class_name: str = "Tools",
+) -> str:
+    """The typed client module for `tools` of `server` (its serverInfo), to be written to
+    `path` (whose ruff configuration formats it). Deterministic: the same tools give the
+    same text, so `--check` compares it with a committed file."""
+    if not class_name.isidentifier():
+        raise ConfigurationError(f"the class name {class_name!r} is no Python identifier")
+    who = "the server"
+    if server:
+        who = f"{server.get('name', '?')} {server.get('version', '')}".strip()
+    schema, _ = combined_schema((t.name, t.input_schema, t.output_schema) for t in tools)
+    code = _models(schema) if schema["$defs"] else ""
+    imports, body = _split(code)
+    header = [
+        "# ruff: noqa: E501 (the server's descriptions are kept whole)",
+        f'"""A typed client for the tools of {who}.',
+        "",
+        "Written by `mcpgen stubs`; regenerate it rather than edit it.",
+        f"mcpgen {_version('mcpgen')}, datamodel-code-generator "
+        f"{_version('datamodel-code-generator')}.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        *imports,
+        _PRELUDE,
+        *body,
+        _HELPER_CODE,
+    ]
+    lines = _class(class_name, who, tools, header, code)
+    return _ruff("\n".join(lines) + "\n", path)

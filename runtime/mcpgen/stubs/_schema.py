@@ -1,0 +1,137 @@
+"""One JSON Schema document holding every tool's input and output schema, and the Python
+names the typed client gives tools. Pure data work: no code generator is imported here.
+
+Each tool schema becomes a `$defs` entry named after the tool (`EchoInput`, `EchoOutput`);
+the schema's own `$defs`/`definitions` are hoisted beside it under the same prefix, and its
+`$ref`s rewritten to match, so two tools that both define `Point` get two classes.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = ["ToolNames", "combined_schema", "class_stem", "method_names"]
+
+_DEFINITION_KEYS = ("$defs", "definitions")
+_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z0-9])|[A-Z]?[a-z0-9]+|[A-Z]+")
+
+
+def _words(name: str) -> list[str]:
+    return _WORDS.findall(name.replace("-", " ").replace(".", " ").replace("/", " "))
+
+
+def class_stem(name: str) -> str:
+    """`get_user-info` -> `GetUserInfo` (a class name prefix; `Tool` when nothing is left)."""
+    stem = "".join(word[:1].upper() + word[1:] for word in _words(name))
+    if not stem:
+        return "Tool"
+    return f"Tool{stem}" if stem[0].isdigit() else stem
+
+
+def _snake(name: str) -> str:
+    snake = "_".join(word.lower() for word in _words(name)) or "tool"
+    if snake[0].isdigit():
+        snake = f"tool_{snake}"
+    return f"{snake}_" if keyword.iskeyword(snake) or keyword.issoftkeyword(snake) else snake
+
+
+def method_names(tools: Iterable[str]) -> dict[str, str]:
+    """Tool name -> a distinct snake_case method name (a clash gets `_2`, `_3`, ...)."""
+    taken: set[str] = set()
+    names: dict[str, str] = {}
+    for tool in tools:
+        base = _snake(tool)
+        name, n = base, 1
+        while name in taken:
+            n += 1
+            name = f"{base}_{n}"
+        taken.add(name)
+        names[tool] = name
+    return names
+
+
+class ToolNames:
+    """Hands out `$defs` names that are distinct once the generator turns them into
+    class names (it keeps the key when it is a valid identifier)."""
+
+    def __init__(self) -> None:
+        self.taken: set[str] = set()
+
+    def claim(self, wanted: str) -> str:
+        name, n = wanted, 1
+        while name.lower() in self.taken:
+            n += 1
+            name = f"{wanted}{n}"
+        self.taken.add(name.lower())
+        return name
+
+
+def _rewrite(node: Any, refs: Mapping[str, str], root: str) -> Any:
+    if isinstance(node, list):
+        return [_rewrite(item, refs, root) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _DEFINITION_KEYS:
+            continue  # hoisted by the caller
+        if key == "$ref" and isinstance(value, str):
+            out[key] = _target(value, refs, root)
+        else:
+            out[key] = _rewrite(value, refs, root)
+    return out
+
+
+def _target(ref: str, refs: Mapping[str, str], root: str) -> str:
+    if ref == "#":
+        return f"#/$defs/{root}"
+    for key in _DEFINITION_KEYS:
+        prefix = f"#/{key}/"
+        if ref.startswith(prefix):
+            head, sep, rest = ref[len(prefix) :].partition("/")
+            if head in refs:
+                return f"#/$defs/{refs[head]}{sep}{rest}"
+    return ref  # an external or unusual reference: the generator reports it if it must
+
+
+def _add(defs: dict[str, Any], names: ToolNames, schema: Mapping[str, Any], root: str) -> None:
+    """Put `schema` at `$defs[root]`, hoisting its own definitions under `root`'s prefix."""
+    local: dict[str, Mapping[str, Any]] = {}
+    for key in _DEFINITION_KEYS:
+        found = schema.get(key)
+        if isinstance(found, Mapping):
+            local.update({str(k): v for k, v in found.items()})
+    refs = {name: names.claim(root + class_stem(name)) for name in local}
+    for name, inner in local.items():
+        hoisted = _rewrite(inner, refs, root) if isinstance(inner, Mapping) else inner
+        if isinstance(hoisted, dict):
+            hoisted.pop("title", None)  # the key names the class, not a title
+        defs[refs[name]] = hoisted
+    body = _rewrite(schema, refs, root)
+    body.pop("title", None)
+    body.pop("$schema", None)
+    body.pop("$id", None)
+    defs[root] = body
+
+
+def combined_schema(
+    tools: Iterable[tuple[str, Mapping[str, Any], Mapping[str, Any] | None]],
+) -> tuple[dict[str, Any], dict[str, tuple[str, str | None]]]:
+    """(one schema document with every tool's models in `$defs`, tool -> (input class name,
+    output class name or None)) from (name, input schema, output schema) triples."""
+    names = ToolNames()
+    defs: dict[str, Any] = {}
+    models: dict[str, tuple[str, str | None]] = {}
+    for tool, input_schema, output_schema in tools:
+        stem = class_stem(tool)
+        input_name = names.claim(f"{stem}Input")
+        _add(defs, names, input_schema, input_name)
+        output_name = None
+        if output_schema is not None:
+            output_name = names.claim(f"{stem}Output")
+            _add(defs, names, output_schema, output_name)
+        models[tool] = (input_name, output_name)
+    return {"$defs": defs}, models
