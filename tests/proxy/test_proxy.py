@@ -1,0 +1,138 @@
+"""The era bridge: our Client in both eras through a `Proxy` to examples/everything.py
+over stdio in both eras (forced), input requests answered across every combination."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+import msgspec
+import pytest
+
+from mcpgen import Client, McpError, Proxy
+from mcpgen_types import latest as t
+from tests.processes import EVERYTHING
+
+ERAS = ["legacy", "modern"]
+UPSTREAM = [sys.executable, str(EVERYTHING), "--transport", "stdio"]
+
+
+def _proxy(upstream_era: str, **options: Any) -> Proxy:
+    return Proxy(UPSTREAM, upstream_era=upstream_era, input_timeout=30, **options)  # type: ignore[arg-type]
+
+
+def _text(result: t.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, t.TextContent)
+    return block.text
+
+
+def _run(upstream_era: str, era: str, body: Any, **options: Any) -> Any:
+    async def main() -> Any:
+        async with Client.memory(_proxy(upstream_era), era=era, **options) as client:
+            assert client.era == era
+            return await body(client)
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("upstream_era", ERAS)
+@pytest.mark.parametrize("era", ERAS)
+def test_lists_and_calls_pass_through(upstream_era: str, era: str) -> None:
+    async def body(client: Client) -> Any:
+        tools = {tool.name: tool for tool in await client.list_tools()}
+        assert {"greet", "test_simple_text", "test_elicitation"} <= tools.keys()
+        greeting = await client.call_tool("greet", {"name": "Ada"})
+        image = await client.call_tool("test_image_content")
+        failed = await client.call_tool("test_error_handling")
+        prompts = [p.name for p in await client.list_prompts()]
+        resources = [r.uri for r in await client.list_resources()]
+        static = await client.read_resource(resources[0])
+        return tools["greet"], greeting, image, failed, prompts, static
+
+    tool, greeting, image, failed, prompts, static = _run(upstream_era, era, body)
+    assert tool.input_schema["properties"]["name"]["type"] == "string"
+    assert "Ada" in _text(greeting)
+    assert isinstance(image.content[0], t.ImageContent)
+    assert failed.is_error is True
+    assert "test_simple_prompt" in prompts
+    assert static.contents
+
+
+@pytest.mark.parametrize("upstream_era", ERAS)
+@pytest.mark.parametrize("era", ERAS)
+def test_an_upstream_elicitation_is_answered_by_the_downstream_client(
+    upstream_era: str, era: str
+) -> None:
+    asked: list[str] = []
+
+    def on_elicitation(params: t.ElicitRequestParams) -> t.ElicitResult:
+        asked.append(params.message)
+        return t.ElicitResult(action="accept", content={"username": "ada", "email": "a@b.c"})
+
+    async def body(client: Client) -> Any:
+        return await client.call_tool("test_elicitation", {"message": "Who are you?"})
+
+    result = _run(upstream_era, era, body, on_elicitation=on_elicitation)
+    assert asked == ["Who are you?"]
+    assert _text(result) == (
+        'User response: action=accept, content={"username": "ada", "email": "a@b.c"}'
+    )
+
+
+@pytest.mark.parametrize("upstream_era", ERAS)
+@pytest.mark.parametrize("era", ERAS)
+def test_multi_round_sampling_and_roots_cross(upstream_era: str, era: str) -> None:
+    def on_elicitation(params: t.ElicitRequestParams) -> dict[str, Any]:
+        if "name" in params.message:
+            return {"action": "accept", "content": {"name": "Ada"}}
+        return {"action": "accept", "content": {"color": "green"}}
+
+    def on_sampling(params: t.CreateMessageRequestParams) -> t.CreateMessageResult:
+        return t.CreateMessageResult(
+            role="assistant", content=t.TextContent(text="Paris"), model="stub"
+        )
+
+    async def body(client: Client) -> Any:
+        rounds = await client.call_tool("test_input_required_result_multi_round")
+        sampled = await client.call_tool("test_sampling", {"prompt": "Capital?"})
+        roots = await client.call_tool("test_input_required_result_list_roots")
+        return rounds, sampled, roots
+
+    rounds, sampled, roots = _run(
+        upstream_era,
+        era,
+        body,
+        on_elicitation=on_elicitation,
+        on_sampling=on_sampling,
+        on_roots=lambda: ["file:///work"],
+    )
+    assert "Ada" in _text(rounds) and "green" in _text(rounds)
+    assert _text(sampled) == "LLM response: Paris"
+    assert _text(roots) == "Roots: file:///work"
+
+
+def test_a_continuation_reaching_another_proxy_process_fails_clearly() -> None:
+    """The pending upstream call lives in the process that started it: a second proxy
+    (same keys, so the requestState opens) has no such call and says so."""
+    keys = ["k" * 32]
+    call = {"name": "test_input_required_result_elicitation", "arguments": {}}
+
+    async def main() -> None:
+        first, second = _proxy("legacy", state_keys=keys), _proxy("legacy", state_keys=keys)
+        options: Any = {"era": "modern", "on_elicitation": lambda p: {"action": "cancel"}}
+        async with Client.memory(first, **options) as a, Client.memory(second, **options) as b:
+            raw = await a.connection.raw_request("tools/call", call)
+            assert raw is not None
+            round_one = msgspec.json.decode(raw)
+            assert round_one["resultType"] == "input_required"
+            (key,) = round_one["inputRequests"]
+            answer = {key: {"action": "accept", "content": {"name": "Ada"}}}
+            retry = {**call, "inputResponses": answer, "requestState": round_one["requestState"]}
+            with pytest.raises(McpError, match="another proxy process"):
+                await b.connection.raw_request("tools/call", retry)
+            done = msgspec.json.decode(await a.connection.raw_request("tools/call", retry) or b"")
+            assert done["content"][0]["text"] == "Hello, Ada!"
+
+    asyncio.run(main())
