@@ -136,3 +136,70 @@ def test_a_continuation_reaching_another_proxy_process_fails_clearly() -> None:
             assert done["content"][0]["text"] == "Hello, Ada!"
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("upstream_era", ERAS)
+@pytest.mark.parametrize("era", ERAS)
+def test_upstream_list_changes_reach_downstream_listeners(upstream_era: str, era: str) -> None:
+    async def body(client: Client) -> Any:
+        heard: list[str] = []
+        # The first request enters the proxy's lifespan (the upstream connection); the
+        # memory transport lets a concurrent second one through before it is entered.
+        await client.list_tools()
+
+        async def listen() -> None:
+            async for note in client.listen(tools=True, prompts=True):
+                heard.append(type(note).__struct_config__.tag)  # type: ignore[attr-defined]
+                if len(heard) == 2:
+                    return
+
+        listener = asyncio.ensure_future(listen())
+        await asyncio.sleep(0.3)  # the listen stream is open
+        await client.call_tool("test_trigger_tool_change")
+        await client.call_tool("test_trigger_prompt_change")
+        await asyncio.wait_for(listener, 10)
+        return heard
+
+    heard = _run(upstream_era, era, body)
+    assert sorted(heard) == [
+        "notifications/prompts/list_changed",
+        "notifications/tools/list_changed",
+    ]
+
+
+@pytest.mark.parametrize("upstream_era", ERAS)
+@pytest.mark.parametrize("era", ERAS)
+def test_templates_prompts_and_completion_pass_through(upstream_era: str, era: str) -> None:
+    async def body(client: Client) -> Any:
+        templates = await client.list_resource_templates()
+        read = await client.read_resource("test://template/42/data")
+        prompt = await client.get_prompt("test_prompt_with_arguments", {"arg1": "a", "arg2": "b"})
+        ref = {"type": "ref/prompt", "name": "test_prompt_with_arguments"}
+        completed = await client.complete(ref, "arg1", "testV")
+        return templates, read, prompt, completed
+
+    templates, read, prompt, completed = _run(upstream_era, era, body)
+    assert completed.completion.values == ["testValue1", "testValue2"]
+    assert [x.uri_template for x in templates] == ["test://template/{id}/data"]
+    content = read.contents[0]
+    assert content.uri == "test://template/42/data"
+    assert '"id": "42"' in content.text
+    message = prompt.messages[0].content
+    assert isinstance(message, t.TextContent)
+    assert message.text == "Prompt with arguments: arg1='a', arg2='b'"
+
+
+def test_template_expansion_round_trips_matched_values() -> None:
+    from mcpgen._server._templates import UriTemplate
+    from mcpgen.proxy._mirror import expand
+
+    cases = {
+        "file:///{+path}": "file:///a/b c.txt",
+        "test://{id}/data{?q,page}": "test://x%2Fy/data?q=a%20b&page=2",
+        "t://x{/seg}{.ext}": "t://x/one.json",
+        "t://{a,b}": "t://1,2",
+    }
+    for template, uri in cases.items():
+        found = UriTemplate(template).match(uri)
+        assert found is not None, template
+        assert UriTemplate(template).match(expand(template, found)) == found
