@@ -10,6 +10,7 @@ import typer
 
 from mcpgen.cli._commands import COMMANDS
 from mcpgen.cli._install import install
+from mcpgen.cli._proxy import proxy
 from mcpgen.cli._serve import serve
 
 __all__ = ["GROUP", "build"]
@@ -42,6 +43,7 @@ def build(extra: Sequence[Callable[[typer.Typer], None]] = ()) -> typer.Typer:
         app.command(context_settings=settings)(command)
     app.command()(serve)
     app.command()(install)
+    app.command(context_settings=settings)(proxy)
     done: list[Callable[[typer.Typer], None]] = []
     for register in [*_registered(), *extra]:
         if register not in done:  # an add-on named twice registers once
