@@ -203,3 +203,43 @@ def test_template_expansion_round_trips_matched_values() -> None:
         found = UriTemplate(template).match(uri)
         assert found is not None, template
         assert UriTemplate(template).match(expand(template, found)) == found
+
+
+def test_a_round_without_the_answer_asks_again_and_the_upstream_call_waits() -> None:
+    call = {"name": "test_input_required_result_elicitation", "arguments": {}}
+
+    async def main() -> None:
+        options: Any = {"era": "modern", "on_elicitation": lambda p: {"action": "cancel"}}
+        async with Client.memory(_proxy("legacy"), **options) as client:
+            first = msgspec.json.decode(await client.connection.raw_request("tools/call", call))
+            state = first["requestState"]
+            again = msgspec.json.decode(
+                await client.connection.raw_request(
+                    "tools/call", {**call, "inputResponses": {}, "requestState": state}
+                )
+            )
+            assert again["resultType"] == "input_required"
+            assert again["inputRequests"] == first["inputRequests"]
+            (key,) = again["inputRequests"]
+            answer = {key: {"action": "accept", "content": {"name": "Ada"}}}
+            retry = {**call, "inputResponses": answer, "requestState": again["requestState"]}
+            done = msgspec.json.decode(await client.connection.raw_request("tools/call", retry))
+            assert done["content"][0]["text"] == "Hello, Ada!"
+
+    asyncio.run(main())
+
+
+def test_a_legacy_upstream_request_goes_to_the_one_call_still_running() -> None:
+    """A call parked waiting for its client's next round is not the asker of a new
+    upstream request: the running one is, however many are parked."""
+    call = {"name": "test_input_required_result_elicitation", "arguments": {}}
+
+    async def main() -> None:
+        options: Any = {"era": "modern", "on_elicitation": lambda p: {"action": "cancel"}}
+        async with Client.memory(_proxy("legacy"), **options) as client:
+            parked = msgspec.json.decode(await client.connection.raw_request("tools/call", call))
+            assert parked["resultType"] == "input_required"
+            second = msgspec.json.decode(await client.connection.raw_request("tools/call", call))
+            assert second["resultType"] == "input_required"
+
+    asyncio.run(main())

@@ -87,8 +87,11 @@ class InputBridge:
 
     def _sole(self) -> PendingCall | None:
         # A legacy upstream's server-to-client request arrives outside the call's task
-        # (nothing in it names the request it serves): only one running call is certain.
-        return next(iter(self.running)) if len(self.running) == 1 else None
+        # (nothing in it names the request it serves). A call waiting for its client's
+        # next round asks nothing new, so the one call still running is the asker; with
+        # several, the request could be any one's and is refused.
+        asking = [call for call in self.running if call.id not in self.calls]
+        return asking[0] if len(asking) == 1 else None
 
     async def elicit(self, params: t.ElicitRequestParams) -> Any:
         return await self.ask(t.ElicitRequest(params=params))
@@ -131,19 +134,19 @@ class InputBridge:
         if call.timer is not None:
             call.timer.cancel()
         call.ctx = ctx
-        for key, ask in call.open.items():
+        for key, ask in list(call.open.items()):
             answer = ctx.input_responses.get(key)
-            if answer is None:
-                self._end(call)
-                raise McpError(t.INVALID_PARAMS, f"inputResponses lacks an answer to {key!r}")
-            if not ask.answer.done():  # the upstream may have given up meanwhile
-                ask.answer.set_result(answer)
-        call.open.clear()
+            if answer is not None:  # unanswered ones are asked again
+                del call.open[key]
+                if not ask.answer.done():  # the upstream may have given up meanwhile
+                    ask.answer.set_result(answer)
         return call
 
     async def _next(self, call: PendingCall) -> Any:
         task = call.task
         assert task is not None
+        if call.open:
+            return self._round(call, [])
         getter = asyncio.ensure_future(call.asks.get())
         try:
             await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
@@ -154,18 +157,20 @@ class InputBridge:
             asks = [getter.result()]
             while not call.asks.empty():
                 asks.append(call.asks.get_nowait())
-            requests = {}
-            for ask in asks:
-                key = f"upstream.{call.seq}"
-                call.seq += 1
-                call.open[key] = ask
-                requests[key] = ask.request
-            self.calls[call.id] = call
-            loop = asyncio.get_running_loop()
-            call.timer = loop.call_later(self.timeout, self._expire, call.id)
-            return InputRequired(requests, state={PENDING: call.id})
+            return self._round(call, asks)
         self._end(call)
         return task.result()
+
+    def _round(self, call: PendingCall, asks: list[_Ask]) -> InputRequired:
+        """Ask the downstream client the open requests and `asks`; park the call."""
+        for ask in asks:
+            call.open[f"upstream.{call.seq}"] = ask
+            call.seq += 1
+        self.calls[call.id] = call
+        loop = asyncio.get_running_loop()
+        call.timer = loop.call_later(self.timeout, self._expire, call.id)
+        requests = {key: ask.request for key, ask in call.open.items()}
+        return InputRequired(requests, state={PENDING: call.id})
 
     def _expire(self, call_id: str) -> None:
         call = self.calls.pop(call_id, None)
