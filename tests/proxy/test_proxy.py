@@ -243,3 +243,17 @@ def test_a_legacy_upstream_request_goes_to_the_one_call_still_running() -> None:
             assert second["resultType"] == "input_required"
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("upstream_era", ERAS)
+@pytest.mark.parametrize("era", ERAS)
+def test_upstream_log_messages_reach_the_caller(upstream_era: str, era: str) -> None:
+    logged: list[tuple[str, Any]] = []
+
+    async def body(client: Client) -> Any:
+        await client.set_log_level("info")
+        return await client.call_tool("test_tool_with_logging")
+
+    _run(upstream_era, era, body, on_log=lambda level, data, logger: logged.append((level, data)))
+    assert logged
+    assert all(level == "info" for level, _ in logged)

@@ -93,6 +93,13 @@ class InputBridge:
         asking = [call for call in self.running if call.id not in self.calls]
         return asking[0] if len(asking) == 1 else None
 
+    def log(self, level: str, data: Any, logger: str | None) -> None:
+        """An upstream log message goes to the client of the call it is about (the one
+        running call); the downstream request's own level decides whether it is sent."""
+        call = self._current.get() or self._sole()
+        if call is not None:
+            call.ctx.log(level, data, logger)
+
     async def elicit(self, params: t.ElicitRequestParams) -> Any:
         return await self.ask(t.ElicitRequest(params=params))
 

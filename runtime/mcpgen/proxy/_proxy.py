@@ -33,6 +33,7 @@ log = logging.getLogger("mcpgen.proxy")
 
 UpstreamEra = Literal["auto", "legacy", "modern"]
 
+_ALL = (TOOLS, PROMPTS, RESOURCES)
 _LIST_CHANGED = {
     "notifications/tools/list_changed": TOOLS,
     "notifications/prompts/list_changed": PROMPTS,
@@ -78,6 +79,8 @@ class Proxy(Server):
             "on_elicitation": self.bridge.elicit,
             "on_sampling": self.bridge.sample,
             "on_roots": self.bridge.roots,
+            "on_log": self.bridge.log,
+            "log_level": "debug",  # every message upstream; each client's level filters
             "elicitation_modes": ("form", "url"),
             "timeout": timeout,
             "cache": False,  # the downstream client keeps its own cache
@@ -90,12 +93,14 @@ class Proxy(Server):
             raise ConfigurationError("upstream: a URL or a non-empty command")
 
     # -- mirroring ------------------------------------------------------------------------
-    async def refresh(self, kinds: Sequence[str] = (TOOLS, PROMPTS, RESOURCES)) -> None:
+    async def refresh(self, kinds: Sequence[str] = _ALL) -> None:
         """List the upstream's features of `kinds` again and serve those."""
         up, bridge = self.upstream, self.bridge
         if up.era == "modern" and not up.server_capabilities:
             await up.discover()  # a modern server's capabilities come from server/discover
         caps = up.server_capabilities
+        if up.era == "legacy" and "logging" in caps and kinds == _ALL:
+            await up.set_log_level("debug")  # a legacy session's level is session-wide
         if "completions" in caps:
             self._update("", fallback_completion=completion_def(up))
         if TOOLS in kinds:
