@@ -13,7 +13,7 @@ import pytest
 
 from mcpgen import Client
 from mcpgen_types import latest as t
-from tests.processes import EVERYTHING, http_server
+from tests.processes import EVERYTHING, everything_http, http_server
 
 MCPGEN = str(Path(sys.executable).with_name("mcpgen"))
 
@@ -67,3 +67,12 @@ def test_a_bad_upstream_era_is_refused() -> None:
     )
     assert proc.returncode == 2
     assert "--upstream-era must be auto, legacy or modern" in proc.stderr
+
+
+@pytest.mark.parametrize("upstream_era", ["legacy", "modern"])
+def test_an_http_upstream_served_on_stdio(upstream_era: str, tmp_path: Path) -> None:
+    """stdio -> Streamable HTTP: the upstream a URL, each era forced, a modern client."""
+    with everything_http(tmp_path / "upstream.log") as url:
+        command = [MCPGEN, "proxy", "--upstream-era", upstream_era, url]
+        client = Client.stdio(command, era="modern", on_elicitation=_answer)
+        assert asyncio.run(_elicited(client)) == "Hello, What is your name?!"

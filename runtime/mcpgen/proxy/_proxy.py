@@ -22,7 +22,7 @@ import msgspec
 
 from mcpgen._api import Server
 from mcpgen._api_client import Client
-from mcpgen._errors import ConfigurationError, McpError
+from mcpgen._errors import ClientError, ConfigurationError, McpError
 from mcpgen._server._bus import PROMPTS, RESOURCES, TOOLS
 from mcpgen.proxy._input import InputBridge
 from mcpgen.proxy._mirror import completion_def, prompt_def, resource_def, template_def, tool_def
@@ -147,6 +147,8 @@ class Proxy(Server):
             await self.watch()
         except (McpError, msgspec.ValidationError) as exc:  # e.g. an upstream without listen
             log.info("not following upstream changes: %s", exc)
+        except ClientError as exc:  # the upstream went away: calls fail on their own
+            log.warning("stopped following upstream changes: %s", exc)
 
 
 @contextlib.asynccontextmanager
