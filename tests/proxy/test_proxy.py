@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -12,7 +13,7 @@ import pytest
 
 from mcpgen import Client, McpError, Proxy
 from mcpgen_types import latest as t
-from tests.processes import EVERYTHING
+from tests.processes import EVERYTHING, everything_http
 
 ERAS = ["legacy", "modern"]
 UPSTREAM = [sys.executable, str(EVERYTHING), "--transport", "stdio"]
@@ -257,3 +258,62 @@ def test_upstream_log_messages_reach_the_caller(upstream_era: str, era: str) -> 
     _run(upstream_era, era, body, on_log=lambda level, data, logger: logged.append((level, data)))
     assert logged
     assert all(level == "info" for level, _ in logged)
+
+
+@pytest.mark.parametrize("upstream_era", ERAS)
+@pytest.mark.parametrize("era", ERAS)
+def test_a_url_upstream_sees_the_callers_input_capabilities(
+    upstream_era: str, era: str, tmp_path: Path
+) -> None:
+    """A client that can sample but not elicit is asked to sample, as the upstream would
+    ask it directly; one that declares nothing is asked nothing (a URL upstream: one
+    session per combination of input capabilities)."""
+    sampled: list[str] = []
+
+    def on_sampling(params: t.CreateMessageRequestParams) -> t.CreateMessageResult:
+        sampled.append("asked")
+        return t.CreateMessageResult(role="assistant", content=t.TextContent(text="no"), model="m")
+
+    async def main(url: str) -> tuple[str, str]:
+        proxy = Proxy(url, upstream_era=upstream_era)  # type: ignore[arg-type]
+        async with (
+            Client.memory(proxy, era=era, on_sampling=on_sampling) as sampler,
+            Client.memory(proxy, era=era) as plain,
+        ):
+            first = await sampler.call_tool("test_input_required_result_capabilities")
+            second = await plain.call_tool("test_input_required_result_capabilities")
+            return _text(first), _text(second)
+
+    with everything_http(tmp_path / "upstream.log") as url:
+        texts = asyncio.run(main(url))
+    assert texts == ("capabilities respected", "no input capability declared")
+    assert sampled == ["asked"]
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_legacy_upstreams_burst_of_requests_is_one_round(era: str) -> None:
+    """everything.py's multiple-inputs tool asks three things at once; a legacy upstream
+    sends them as three requests, which reach the client together."""
+    rounds: list[int] = []
+
+    def on_elicitation(params: t.ElicitRequestParams) -> dict[str, Any]:
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    def on_sampling(params: t.CreateMessageRequestParams) -> t.CreateMessageResult:
+        return t.CreateMessageResult(role="assistant", content=t.TextContent(text="x"), model="m")
+
+    async def main() -> None:
+        options: Any = {"on_elicitation": on_elicitation, "on_sampling": on_sampling}
+        options["on_roots"] = lambda: ["file:///work"]
+        async with Client.memory(_proxy("legacy"), era=era, **options) as client:
+            call = {"name": "test_input_required_result_multiple_inputs", "arguments": {}}
+            if era == "modern":
+                raw = await client.connection.raw_request("tools/call", call)
+                rounds.append(len(msgspec.json.decode(raw or b"")["inputRequests"]))
+            else:  # three real requests, then the result
+                result = await client.call_tool(call["name"])
+                assert _text(result) == "x Ada (1 roots)"
+                rounds.append(3)
+
+    asyncio.run(main())
+    assert rounds == [3]

@@ -32,6 +32,7 @@ from mcpgen_types import latest as t
 __all__ = ["PENDING", "InputBridge", "Start"]
 
 PENDING: Final = "mcpgen/proxy-call"  # the handler-state key naming the pending call
+GATHER_SECONDS: Final = 0.05  # how long after an input request the next one still joins it
 
 Progress = Callable[[float, float | None, str | None], None]
 Start = Callable[[Progress], Awaitable[msgspec.Struct]]
@@ -162,8 +163,13 @@ class InputBridge:
                 getter.cancel()
         if getter.done() and not getter.cancelled():
             asks = [getter.result()]
-            while not call.asks.empty():
-                asks.append(call.asks.get_nowait())
+            # A legacy upstream sends a round's requests one after the other: gather
+            # the burst, so that the client gets them in one round as a modern one would.
+            while True:
+                try:
+                    asks.append(await asyncio.wait_for(call.asks.get(), GATHER_SECONDS))
+                except TimeoutError:
+                    break
             return self._round(call, asks)
         self._end(call)
         return task.result()

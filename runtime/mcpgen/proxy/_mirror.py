@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -29,6 +29,8 @@ __all__ = ["completion_def", "prompt_def", "resource_def", "template_def", "tool
 
 log = logging.getLogger("mcpgen.proxy")
 
+Pick = Callable[[Context], Awaitable[Client]]  # the upstream client serving a caller
+
 _CTX = "__mcpgen_proxy_context"  # the handler's context parameter; no JSON argument name
 _EXPR = re.compile(r"\{([^{}]*)\}")
 _JOIN = {"": ",", "+": ",", "#": ",", ".": ".", "/": "/", ";": ";", "?": "&", "&": "&"}
@@ -43,12 +45,13 @@ class _AsIs:
         return dict(arguments)
 
 
-def tool_def(upstream: Client, bridge: InputBridge, tool: t.Tool) -> ToolDef | None:
+def tool_def(pick: Pick, bridge: InputBridge, tool: t.Tool) -> ToolDef | None:
     """The proxy's entry for an upstream tool (None: its header annotations are invalid)."""
     name = tool.name
 
     async def forward(**arguments: Any) -> Any:
         ctx: Context = arguments.pop(_CTX)
+        upstream = await pick(ctx)  # here, not in the call's task: its context is the call's
 
         def start(progress: Progress) -> Any:
             return upstream.call_tool(name, arguments, progress=progress)
@@ -72,10 +75,11 @@ def tool_def(upstream: Client, bridge: InputBridge, tool: t.Tool) -> ToolDef | N
     )
 
 
-def _reader(upstream: Client, bridge: InputBridge, uri_of: Callable[..., str]) -> Any:
+def _reader(pick: Pick, bridge: InputBridge, uri_of: Callable[..., str]) -> Any:
     async def read(**variables: Any) -> Any:
         ctx: Context = variables.pop(_CTX)
         uri = uri_of(**variables)
+        upstream = await pick(ctx)
 
         def start(progress: Progress) -> Any:
             return upstream.request("resources/read", {"uri": uri}, progress=progress)
@@ -85,9 +89,9 @@ def _reader(upstream: Client, bridge: InputBridge, uri_of: Callable[..., str]) -
     return read
 
 
-def resource_def(upstream: Client, bridge: InputBridge, resource: t.Resource) -> ResourceDef:
+def resource_def(pick: Pick, bridge: InputBridge, resource: t.Resource) -> ResourceDef:
     uri = resource.uri
-    fn = _reader(upstream, bridge, lambda: uri)
+    fn = _reader(pick, bridge, lambda: uri)
     return ResourceDef(uri, resource, fn, is_async=True, context_param=_CTX)
 
 
@@ -113,7 +117,7 @@ def expand(template: str, values: Mapping[str, str]) -> str:
 
 
 def template_def(
-    upstream: Client, bridge: InputBridge, template: t.ResourceTemplate
+    pick: Pick, bridge: InputBridge, template: t.ResourceTemplate
 ) -> TemplateDef | None:
     try:
         matcher = UriTemplate(template.uri_template)
@@ -121,17 +125,18 @@ def template_def(
         log.warning("not serving upstream template %r: %s", template.uri_template, exc)
         return None
     text = template.uri_template
-    fn = _reader(upstream, bridge, lambda **values: expand(text, values))
+    fn = _reader(pick, bridge, lambda **values: expand(text, values))
     return TemplateDef(matcher, template, fn, is_async=True, context_param=_CTX)
 
 
-def prompt_def(upstream: Client, bridge: InputBridge, prompt: t.Prompt) -> PromptDef:
+def prompt_def(pick: Pick, bridge: InputBridge, prompt: t.Prompt) -> PromptDef:
     name = prompt.name
     declared = prompt.arguments if prompt.arguments is not msgspec.UNSET else []
     required = tuple(a.name for a in declared if a.required is True)
 
     async def forward(**arguments: Any) -> Any:
         ctx: Context = arguments.pop(_CTX)
+        upstream = await pick(ctx)
         params: dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = arguments

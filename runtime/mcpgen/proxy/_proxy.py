@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal
@@ -26,6 +27,7 @@ from mcpgen._errors import ClientError, ConfigurationError, McpError
 from mcpgen._server._bus import PROMPTS, RESOURCES, TOOLS
 from mcpgen.proxy._input import InputBridge
 from mcpgen.proxy._mirror import completion_def, prompt_def, resource_def, template_def, tool_def
+from mcpgen.proxy._pool import Upstreams
 
 __all__ = ["Proxy", "UpstreamEra"]
 
@@ -73,29 +75,27 @@ class Proxy(Server):
         options.setdefault("sync_workers", 0)  # every handler forwards: all async
         super().__init__(name, lifespan=_connected, **options)
         self.bridge = InputBridge(input_timeout)
-        callbacks: dict[str, Any] = {
+        options_up: dict[str, Any] = {
             "era": upstream_era,
             "name": name,
-            "on_elicitation": self.bridge.elicit,
-            "on_sampling": self.bridge.sample,
-            "on_roots": self.bridge.roots,
-            "on_log": self.bridge.log,
             "log_level": "debug",  # every message upstream; each client's level filters
-            "elicitation_modes": ("form", "url"),
             "timeout": timeout,
             "cache": False,  # the downstream client keeps its own cache
         }
         if isinstance(upstream, str):
-            self.upstream = Client.http(upstream, headers=headers, **callbacks)
+            make = functools.partial(Client.http, upstream, headers=headers)
         elif upstream:
-            self.upstream = Client.stdio(list(upstream), env=env, cwd=cwd, **callbacks)
+            make = functools.partial(Client.stdio, list(upstream), env=env, cwd=cwd)
         else:
             raise ConfigurationError("upstream: a URL or a non-empty command")
+        pooled = isinstance(upstream, str)
+        self.upstreams = Upstreams(make, self.bridge, pooled, **options_up)
+        self.upstream = self.upstreams.main
 
     # -- mirroring ------------------------------------------------------------------------
     async def refresh(self, kinds: Sequence[str] = _ALL) -> None:
         """List the upstream's features of `kinds` again and serve those."""
-        up, bridge = self.upstream, self.bridge
+        up, bridge, pick = self.upstream, self.bridge, self.upstreams.for_call
         if up.era == "modern" and not up.server_capabilities:
             await up.discover()  # a modern server's capabilities come from server/discover
         caps = up.server_capabilities
@@ -105,20 +105,20 @@ class Proxy(Server):
             self._update("", fallback_completion=completion_def(up))
         if TOOLS in kinds:
             tools = await up.list_tools(refresh=True) if "tools" in caps else []
-            defs = (tool_def(up, bridge, tool) for tool in tools)
+            defs = (tool_def(pick, bridge, tool) for tool in tools)
             self._update(TOOLS, tools={d.name: d for d in defs if d is not None})
         if PROMPTS in kinds:
             prompts = await up.list_prompts(refresh=True) if "prompts" in caps else []
-            self._update(PROMPTS, prompts={p.name: prompt_def(up, bridge, p) for p in prompts})
+            self._update(PROMPTS, prompts={p.name: prompt_def(pick, bridge, p) for p in prompts})
         if RESOURCES in kinds:
             resources, templates = [], []
             if "resources" in caps:
                 resources = await up.list_resources(refresh=True)
                 templates = await up.list_resource_templates(refresh=True)
-            found = (template_def(up, bridge, x) for x in templates)
+            found = (template_def(pick, bridge, x) for x in templates)
             self._update(
                 RESOURCES,
-                resources={r.uri: resource_def(up, bridge, r) for r in resources},
+                resources={r.uri: resource_def(pick, bridge, r) for r in resources},
                 templates=tuple(x for x in found if x is not None),
             )
 
@@ -162,5 +162,6 @@ async def _connected(proxy: Proxy) -> AsyncIterator[Proxy]:
         finally:
             watcher.cancel()
             proxy.bridge.close()
+            await proxy.upstreams.close()
             with contextlib.suppress(BaseException):
                 await watcher
