@@ -317,3 +317,23 @@ def test_a_legacy_upstreams_burst_of_requests_is_one_round(era: str) -> None:
 
     asyncio.run(main())
     assert rounds == [3]
+
+
+def test_a_parked_call_expires_after_input_timeout() -> None:
+    call = {"name": "test_input_required_result_elicitation", "arguments": {}}
+
+    async def main() -> None:
+        proxy = Proxy(UPSTREAM, upstream_era="legacy", input_timeout=0.2)
+        options: Any = {"era": "modern", "on_elicitation": lambda p: {"action": "cancel"}}
+        async with Client.memory(proxy, **options) as client:
+            first = msgspec.json.decode(await client.connection.raw_request("tools/call", call))
+            assert len(proxy.bridge.calls) == 1
+            await asyncio.sleep(0.5)
+            assert proxy.bridge.calls == {} and proxy.bridge.running == set()
+            (key,) = first["inputRequests"]
+            answer = {key: {"action": "accept", "content": {"name": "Ada"}}}
+            retry = {**call, "inputResponses": answer, "requestState": first["requestState"]}
+            with pytest.raises(McpError, match="gone"):
+                await client.connection.raw_request("tools/call", retry)
+
+    asyncio.run(main())
