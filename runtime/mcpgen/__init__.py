@@ -58,6 +58,7 @@ __all__ = [
     "InputRequired",
     "McpError",
     "ProtocolViolationError",
+    "Proxy",
     "Server",
     "Session",
     "TaskCancelledError",
@@ -88,6 +89,7 @@ if TYPE_CHECKING:
     from mcpgen._api_client import Client
     from mcpgen._api_tasks import ToolTask
     from mcpgen._client import TaskCancelledError, TaskFailedError, VerdictCache
+    from mcpgen.proxy import Proxy
 
 _CLIENT_SIDE = frozenset(
     {"Client", "TaskCancelledError", "TaskFailedError", "ToolTask", "VerdictCache"}
@@ -95,6 +97,11 @@ _CLIENT_SIDE = frozenset(
 
 
 def __getattr__(name: str) -> Any:
+    if name == "Proxy":  # loaded on first use, as the client side it is built on
+        from mcpgen.proxy import Proxy  # noqa: PLC0415 (lazy)
+
+        globals()["Proxy"] = Proxy
+        return Proxy
     if name in _CLIENT_SIDE:  # loaded on first use: a server does not pay for the client
         from mcpgen import _api_client, _api_tasks, _client  # noqa: PLC0415 (lazy)
 

@@ -1,0 +1,78 @@
+"""`mcpgen proxy` as a process: stdio and Streamable HTTP downstream, a stdio upstream,
+the eras crossed, an upstream elicitation answered by the downstream client."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpgen import Client
+from mcpgen_types import latest as t
+from tests.processes import EVERYTHING, everything_http, http_server
+
+MCPGEN = str(Path(sys.executable).with_name("mcpgen"))
+
+
+def _proxy_command(upstream_era: str, *extra: str) -> list[str]:
+    return [
+        MCPGEN,
+        "proxy",
+        *extra,
+        "--upstream-era",
+        upstream_era,
+        "--",
+        sys.executable,
+        str(EVERYTHING),
+        "--transport",
+        "stdio",
+    ]
+
+
+def _answer(params: t.ElicitRequestParams) -> dict[str, Any]:
+    return {"action": "accept", "content": {"name": params.message}}
+
+
+async def _elicited(client: Client) -> str:
+    async with client:
+        result = await client.call_tool("test_input_required_result_elicitation")
+        block = result.content[0]
+        assert isinstance(block, t.TextContent)
+        return block.text
+
+
+@pytest.mark.parametrize(("upstream_era", "era"), [("legacy", "modern"), ("modern", "legacy")])
+def test_stdio_proxy_crosses_eras(upstream_era: str, era: str) -> None:
+    client = Client.stdio(_proxy_command(upstream_era), era=era, on_elicitation=_answer)
+    assert asyncio.run(_elicited(client)) == "Hello, What is your name?!"
+
+
+@pytest.mark.parametrize(("upstream_era", "era"), [("legacy", "modern"), ("modern", "legacy")])
+def test_http_proxy_crosses_eras(upstream_era: str, era: str, tmp_path: Path) -> None:
+    def command(port: int) -> list[str]:
+        return _proxy_command(upstream_era, "--transport", "http", "--port", str(port))
+
+    with http_server(command, tmp_path / "proxy.log") as url:
+        client = Client.http(url, era=era, on_elicitation=_answer)
+        assert asyncio.run(_elicited(client)) == "Hello, What is your name?!"
+
+
+def test_a_bad_upstream_era_is_refused() -> None:
+    proc = subprocess.run(
+        _proxy_command("ancient"), capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == 2
+    assert "--upstream-era must be auto, legacy or modern" in proc.stderr
+
+
+@pytest.mark.parametrize("upstream_era", ["legacy", "modern"])
+def test_an_http_upstream_served_on_stdio(upstream_era: str, tmp_path: Path) -> None:
+    """stdio -> Streamable HTTP: the upstream a URL, each era forced, a modern client."""
+    with everything_http(tmp_path / "upstream.log") as url:
+        command = [MCPGEN, "proxy", "--upstream-era", upstream_era, url]
+        client = Client.stdio(command, era="modern", on_elicitation=_answer)
+        assert asyncio.run(_elicited(client)) == "Hello, What is your name?!"

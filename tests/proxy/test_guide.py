@@ -1,0 +1,29 @@
+"""The Python blocks of docs/guide/proxy.md run as written and print what the page says."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+GUIDE = REPO / "docs" / "guide" / "proxy.md"
+
+
+def test_the_guides_example_runs_as_written() -> None:
+    text = GUIDE.read_text()
+    (block,) = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+    done = subprocess.run(
+        [sys.executable, "-c", block],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+    assert done.returncode == 0, done.stderr
+    answer = 'User response: action=accept, content={"username": "ada", "email": "ada@example.com"}'
+    assert done.stdout.splitlines() == [f"modern {answer}", f"legacy {answer}"]
+    for line in done.stdout.splitlines():
+        assert line in text  # the page shows the output
