@@ -28,8 +28,9 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from mcpgen import Client, Context, Server
-from mcpgen.transports import McpAsgiApp
+from mcpgen.transports import McpAsgiApp, MemoryConnection
 from mcpgen_types import latest as t
+from tests.server.harness import request
 from tests.transports.httpharness import modern_headers, running, serve
 
 ERAS = ["modern", "legacy"]
@@ -130,6 +131,43 @@ def test_a_task_sees_it() -> None:
             return _text(await reply.result(timeout=10))
 
     assert asyncio.run(body()) == "task:True:connected"
+
+
+def test_memory_messages_sent_while_it_starts_wait_for_it() -> None:
+    """Two requests sent at once on a fresh memory connection: neither reaches its handler
+    before the (slow) lifespan has been entered, and it is entered once."""
+    events: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def slow(server: Server) -> AsyncIterator[str]:
+        events.append("entering")
+        await asyncio.sleep(0.05)
+        events.append("entered")
+        yield "ready"
+        events.append("exit")
+
+    server = Server("slow-start", "1.0", lifespan=slow)
+
+    @server.tool
+    async def probe(ctx: Context) -> str:
+        events.append(f"handler:{ctx.lifespan}")
+        return "ok"
+
+    async def body() -> list[dict[str, Any]]:
+        connection = MemoryConnection(server)
+        call = {"name": "probe", "arguments": {}}
+        await asyncio.gather(
+            connection.send(request(1, "tools/call", call)),
+            connection.send(request(2, "tools/call", call)),
+        )
+        replies = [json.loads(await connection.receive()) for _ in range(2)]
+        await connection.close()
+        return replies
+
+    replies = asyncio.run(body())
+    assert sorted(r["id"] for r in replies) == [1, 2]
+    assert all(r["result"]["content"][0]["text"] == "ok" for r in replies)
+    assert events == ["entering", "entered", "handler:ready", "handler:ready", "exit"]
 
 
 def test_memory_start_failure_fails_the_connection() -> None:

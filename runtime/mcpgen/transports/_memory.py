@@ -14,7 +14,7 @@ from typing import Any
 
 from mcpgen._server import Channel, deliver
 from mcpgen.transports._background import start_kept
-from mcpgen.transports._lifespan import lifespan_of
+from mcpgen.transports._lifespan import Lifespan, lifespan_of
 from mcpgen.transports._port import ServerPort
 
 __all__ = ["MemoryConnection"]
@@ -31,6 +31,7 @@ class MemoryConnection(Channel):
         self.closed = False
         self.lifespan = lifespan_of(server)  # held from the first message until close
         self.held = False
+        self.starting: asyncio.Future[None] | None = None
 
     # -- server side ------------------------------------------------------------------------------
     def notify(self, frame: bytes) -> None:
@@ -46,13 +47,22 @@ class MemoryConnection(Channel):
         if self.closed:
             raise ConnectionError("the memory connection is closed")
         if self.lifespan is not None and not self.held:
-            self.held = True
-            try:
-                await self.lifespan.acquire()
-            except BaseException:
-                self.held = False
-                raise
+            await self._hold(self.lifespan)
         deliver(self.session.receive(line, self), self)
+
+    async def _hold(self, lifespan: Lifespan) -> None:
+        # Every message sent while the lifespan is still starting waits for that one start
+        # (none may reach a handler before it); a failed start is tried again next time.
+        if self.starting is None:
+            self.starting = asyncio.ensure_future(lifespan.acquire())
+        starting = self.starting
+        try:
+            await asyncio.shield(starting)
+        except BaseException:
+            if starting.done() and (starting.cancelled() or starting.exception() is not None):
+                self.starting = None
+            raise
+        self.held = True
 
     async def receive(self) -> bytes:
         """The next line from the server; raises EOFError once closed and drained."""
@@ -71,6 +81,10 @@ class MemoryConnection(Channel):
             await asyncio.wait(self.tasks, timeout=2)
         self.closed = True
         self.sink(_EOF)
+        starting = self.starting
+        if not self.held and starting is not None and not starting.done():
+            await asyncio.wait([starting])  # a start under way ends held: release it below
+            self.held = not starting.cancelled() and starting.exception() is None
         if self.held and self.lifespan is not None:
             self.held = False
             await self.lifespan.release()
