@@ -1,7 +1,7 @@
 """What a protected server delivers to a subscriber over HTTP: resource updates only for
 resources the caller's token may read (a subscription to any other is a 403
-`insufficient_scope`, in both eras), task notifications only for the caller's own tasks,
-list changes to everyone."""
+`insufficient_scope`, in both eras and on HTTP+SSE), task notifications only for the
+caller's own tasks, list changes to everyone."""
 
 from __future__ import annotations
 
@@ -113,6 +113,22 @@ def test_legacy_resources_subscribe_needs_the_scope_too(url: str) -> None:
         assert granted.status_code == 200 and "result" in granted.json()
     public = rpc(2, "resources/subscribe", {"uri": "res://public"})
     assert "result" in httpx.post(url, headers=alice, content=public).json()
+
+
+def test_a_subscribe_posted_to_the_sse_transport_needs_the_scope(url: str) -> None:
+    origin = url.removesuffix("/mcp")
+    with (
+        httpx.Client(timeout=10) as http,
+        http.stream("GET", origin + "/sse", headers=bearer("alice-token")) as stream,
+    ):
+        assert stream.status_code == 200
+        lines = stream.iter_lines()  # kept: closing the iterator would end the session
+        endpoint = next(ln for ln in lines if ln.startswith("data:"))[5:].strip()
+        alice = {"content-type": "application/json"} | bearer("alice-token")
+        secret = rpc(1, "resources/subscribe", {"uri": "res://vault/7"})
+        assert scope_of(http.post(origin + endpoint, headers=alice, content=secret)) == "admin read"
+        init = http.post(origin + endpoint, headers=alice, content=rpc(0, "initialize", INIT))
+        assert init.status_code == 202
 
 
 @pytest.mark.parametrize("era", ["modern", "legacy"])
