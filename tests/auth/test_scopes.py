@@ -49,6 +49,8 @@ def test_each_feature_kind_names_its_scopes() -> None:
     assert features.needed("resources/read", "res://exact") == {"r"}
     assert features.needed("resources/read", "res://items/7") == {"tpl"}
     assert features.needed("resources/read", "res://other") == frozenset()
+    assert features.needed("resources/subscribe", "res://items/7") == {"tpl"}
+    assert features.needed("subscriptions/listen", "res://exact") == {"r"}
     assert features.needed("tasks/get", "x") == frozenset()
 
 

@@ -11,6 +11,9 @@ from mcpgen._server._core import Registry
 __all__ = ["RegistryScopes"]
 
 _NONE: frozenset[str] = frozenset()
+# Subscribing to a resource (legacy `resources/subscribe`, a `subscriptions/listen` filter)
+# delivers its updates, so it needs what reading it needs.
+_READS = frozenset({"resources/read", "resources/subscribe", "subscriptions/listen"})
 
 
 class RegistryScopes:
@@ -43,7 +46,7 @@ class RegistryScopes:
         if method == "prompts/get":
             prompt = registry.prompts.get(name)
             return _NONE if prompt is None else prompt.scopes
-        if method == "resources/read":
+        if method in _READS:
             exact = registry.resources.get(name)
             if exact is not None:
                 return exact.scopes

@@ -8,9 +8,10 @@ every MCP request, and `authorize` with the body of every POST. Verified tokens 
 cached (`TokenCache`), so a client reusing its token costs a dict lookup per request.
 
 Per-feature scopes are decided from the body, never from headers alone, for both eras
-and for batches: the decision is made before the core sees the message, so a call
-without the scope gets `403 insufficient_scope` (naming every scope the call needs,
-the held ones included, so a client can ask for the union) whatever the revision.
+and for batches (a subscription to a resource counts as a read of it): the decision is
+made before the core sees the message, so a call without the scope gets
+`403 insufficient_scope` (naming every scope the call needs, the held ones included,
+so a client can ask for the union) whatever the revision.
 """
 
 from __future__ import annotations
@@ -53,6 +54,19 @@ class _Message(msgspec.Struct):
 
 
 _peek = msgspec.json.Decoder(_Message | list[_Message]).decode
+
+
+def _names(method: str, params: dict[str, Any]) -> list[str]:
+    """The features a request names: the one it calls or reads, or the resources it
+    subscribes to (a subscription would deliver what a read would, so it needs the
+    same scopes)."""
+    if method == "subscriptions/listen":
+        wanted = params.get("notifications")
+        uris = wanted.get("resourceSubscriptions") if isinstance(wanted, dict) else None
+        return [uri for uri in uris if isinstance(uri, str)] if isinstance(uris, list) else []
+    field = "uri" if method == "resources/subscribe" else NAME_PARAM.get(method)
+    name = None if field is None else params.get(field)
+    return [name] if isinstance(name, str) else []
 
 
 def _error_body(error: str, description: str | None) -> bytes:
@@ -184,12 +198,11 @@ class AuthGate:
             return None  # not a JSON-RPC message: the core answers it
         needed: frozenset[str] = frozenset()
         for message in messages if isinstance(messages, list) else (messages,):
-            field = NAME_PARAM.get(message.method) if isinstance(message.method, str) else None
-            if field is None or not isinstance(message.params, dict):
+            method, params = message.method, message.params
+            if not isinstance(method, str) or not isinstance(params, dict):
                 continue
-            name = message.params.get(field)
-            if isinstance(name, str):
-                needed |= features.needed(message.method, name)
+            for name in _names(method, params):
+                needed |= features.needed(method, name)
         if needed and not needed <= access.scopes:
             return self._insufficient(scope, needed | access.scopes)
         return None
