@@ -1,0 +1,236 @@
+"""examples/cluster/run.sh: Redis, N workers of examples/everything.py and nginx balancing
+round-robin per request with no stickiness. Whatever worker a request lands on must
+serve it: legacy sessions, listen streams, tasks and SSE replay live in Redis.
+
+The client tests check, from nginx's access log, that the requests of one session did
+reach several workers; the conformance tests run the official suite's three server legs
+through the balancer with 2 and 3 workers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mcpgen import Client, ToolTask
+from tests.conformance import runner
+from tests.conformance.test_conformance import MIN_SCENARIOS, TASK_SCENARIOS
+from tests.scale.cluster_run import Cluster, alive, cluster, descendants, stop
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def two(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    with cluster(2, tmp_path_factory.mktemp("cluster2") / "run.log") as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def three(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    with cluster(3, tmp_path_factory.mktemp("cluster3") / "run.log") as running:
+        yield running
+
+
+def upstreams_of(running: Cluster, session: str) -> set[str]:
+    return {hit.upstream for hit in running.hits() if hit.session == session and hit.status < 300}
+
+
+def test_modern_requests_go_round_robin(two: Cluster) -> None:
+    async def scenario() -> None:
+        async with Client.http(two.url, era="modern") as client:
+            for n in range(6):
+                result = await client.call_tool("greet", {"name": f"n{n}"})
+                assert result.content[0].text == f"Hello, n{n}!"  # type: ignore[union-attr]
+
+    before = len(two.hits())
+    asyncio.run(scenario())
+    served = {hit.upstream for hit in two.hits()[before:] if hit.status == 200}
+    assert len(served) == 2, two.hits()[before:]
+
+
+def test_a_legacy_session_is_served_by_every_worker(two: Cluster) -> None:
+    async def scenario() -> None:
+        async with Client.http(two.url, era="legacy") as client:
+            assert client.protocol_version == "2025-11-25"
+            for n in range(6):
+                result = await client.call_tool("greet", {"name": f"n{n}"})
+                assert result.content[0].text == f"Hello, n{n}!"  # type: ignore[union-attr]
+
+    asyncio.run(scenario())
+    by_session: dict[str, set[str]] = {}
+    for hit in two.hits():
+        if hit.session and hit.method == "POST" and hit.status == 200:
+            by_session.setdefault(hit.session, set()).add(hit.upstream)
+    assert any(len(ups) == 2 for ups in by_session.values()), by_session
+
+
+def test_a_legacy_listener_hears_changes_made_on_any_worker(two: Cluster) -> None:
+    """A session's notification stream sits on one worker; the changes are made by calls
+    that round robin spreads over both: every one of them must reach the listener."""
+
+    async def scenario() -> int:
+        heard = 0
+        async with (
+            Client.http(two.url, era="legacy") as listener,
+            Client.http(two.url, era="legacy") as actor,
+        ):
+            notes = listener.listen(tools=True).__aiter__()
+            first = asyncio.ensure_future(notes.__anext__())
+            await asyncio.sleep(0.5)  # the GET stream is open
+            pending = first
+            for _ in range(4):
+                await actor.call_tool("test_trigger_tool_change", {})
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(pending), 5)
+                    heard += 1
+                    pending = asyncio.ensure_future(notes.__anext__())
+            pending.cancel()
+            with contextlib.suppress(BaseException):
+                await pending
+        return heard
+
+    assert asyncio.run(scenario()) == 4
+
+
+def test_a_task_is_followed_on_any_worker(two: Cluster) -> None:
+    async def scenario() -> str:
+        async with Client.http(two.url, era="modern") as client:
+            handle = await client.call_tool("slow_compute", {"seconds": 1, "label": "x"}, task=True)
+            assert isinstance(handle, ToolTask), handle
+            result = await client.wait_task(handle, timeout=30, poll=0.2)
+            return result.content[0].text  # type: ignore[union-attr]
+
+    before = len(two.hits())
+    assert asyncio.run(scenario()) == "Computed x in 1 s"
+    polls = {hit.upstream for hit in two.hits()[before:] if hit.status == 200}
+    assert len(polls) == 2
+
+
+def _sse_events(text: str) -> list[dict[str, str]]:
+    events = []
+    for block in text.split("\n\n"):
+        fields: dict[str, str] = {}
+        for line in block.splitlines():
+            key, _, value = line.partition(":")
+            if key in ("id", "data", "event"):
+                fields[key] = value.removeprefix(" ")
+        if fields:
+            events.append(fields)
+    return events
+
+
+def test_sse_replay_after_last_event_id_on_another_worker(two: Cluster) -> None:
+    """A 2025-11-25 session's tools/call stream: the client keeps only its first event's
+    id, then GETs with Last-Event-ID (round robin sends it to the other worker) and gets
+    the events it missed, the result among them."""
+    base = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "replay", "version": "1"},
+        },
+    }
+    with httpx.Client(timeout=30) as http:
+        answer = http.post(two.url, json=init, headers=base)
+        sid = answer.headers["mcp-session-id"]
+        headers = {**base, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25"}
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert http.post(two.url, json=note, headers=headers).status_code == 202
+        call = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {
+                "name": "test_tool_with_progress",
+                "arguments": {},
+                "_meta": {"progressToken": 7},
+            },
+        }
+        whole = http.post(two.url, json=call, headers=headers)
+        events = [e for e in _sse_events(whole.text) if "id" in e]
+        assert events and any('"id":1' in e.get("data", "") for e in events), whole.text
+        first = events[0]["id"]
+        stream = {**headers, "accept": "text/event-stream", "last-event-id": first}
+        replayed: list[dict[str, str]] = []
+        with http.stream("GET", two.url, headers=stream) as response:
+            assert response.status_code == 200
+            text = ""
+            for chunk in response.iter_text():
+                text += chunk
+                replayed = [e for e in _sse_events(text) if e.get("data")]
+                if any('"id":1' in e["data"] for e in replayed):
+                    break
+        missed = [e["data"] for e in events[1:] if e.get("data")]
+        assert [e["data"] for e in replayed] == missed
+    served = upstreams_of(two, sid)
+    assert len(served) == 2, two.hits()
+
+
+@pytest.mark.needs_node
+@pytest.mark.parametrize("workers", [2, 3])
+@pytest.mark.parametrize("spec", runner.SERVER_LEGS)
+def test_conformance_leg_through_the_cluster(
+    workers: int, spec: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    runner.suite_cli()
+    running: Cluster = request.getfixturevalue({2: "two", 3: "three"}[workers])
+    before = len(running.hits())
+    leg = runner.run_leg(running.url, spec, tmp_path / spec)
+    passed, failed, problems = runner.judge([leg])
+    assert not problems, "\n".join(problems)
+    assert len(leg.scenarios) >= MIN_SCENARIOS[spec], sorted(leg.scenarios)
+    assert failed == 0 and passed == len(leg.scenarios)
+    if spec == "default":
+        assert len([n for n in leg.scenarios if n.startswith("tasks-")]) >= TASK_SCENARIOS
+    assert len({hit.upstream for hit in running.hits()[before:]}) == workers
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_the_script_stops_everything_it_started(sig: signal.Signals, tmp_path: Path) -> None:
+    with cluster(2, tmp_path / "run.log") as running:
+        started = descendants(running.proc.pid)
+        assert len(running.worker_pids()) == 2
+        stop(running.proc, sig)
+        assert running.proc.returncode == 0
+        left = {pid for pid in started if alive(pid)}
+        assert not left, left
+        assert not running.dir.exists()
+
+
+def test_a_killed_worker_loses_no_legacy_session(tmp_path: Path) -> None:
+    """kill -9 one worker between the calls of an open legacy session: nginx sends the
+    next requests to the other worker, which knows the session; run.sh starts the dead
+    one again, and it serves the same session."""
+    with cluster(2, tmp_path / "run.log") as running:
+
+        async def scenario() -> None:
+            async with Client.http(running.url, era="legacy") as client:
+                await client.call_tool("greet", {"name": "a"})
+                victim = running.worker_pids()[0]
+                os.kill(victim, signal.SIGKILL)
+                for n in range(4):
+                    result = await client.call_tool("greet", {"name": f"k{n}"})
+                    assert result.content[0].text == f"Hello, k{n}!"  # type: ignore[union-attr]
+                for _ in range(100):  # run.sh restarts the worker within a second or two
+                    if len(running.worker_pids()) == 2 and victim not in running.worker_pids():
+                        break
+                    await asyncio.sleep(0.1)
+                await asyncio.sleep(1.0)
+                for n in range(4):
+                    result = await client.call_tool("greet", {"name": f"r{n}"})
+                    assert result.content[0].text == f"Hello, r{n}!"  # type: ignore[union-attr]
+
+        asyncio.run(scenario())
+        assert len(running.worker_pids()) == 2
