@@ -36,6 +36,7 @@ from mcpgen.transports._workers import ThreadRunner
 from mcpgen_types import latest as t
 
 if TYPE_CHECKING:
+    from mcpgen.stores.redis import RedisStores
     from mcpgen.transports._http import McpAsgiApp
 
 __all__ = ["Server"]
@@ -53,6 +54,21 @@ def _event_loop_runner() -> Callable[[Any], Any]:
 def _spawn(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
     """How the core starts a task's work: an asyncio task on the running loop."""
     return asyncio.ensure_future(coro)
+
+
+def _redis_stores(url: str | None, keyed: bool) -> RedisStores | None:
+    """The Redis stores of `url` (or `MCPGEN_REDIS_URL`), None for in-memory ones."""
+    url = url or os.environ.get("MCPGEN_REDIS_URL") or None
+    if url is None:
+        return None
+    if not keyed and not os.environ.get("MCPGEN_STATE_KEYS"):
+        raise ConfigurationError(
+            "workers sharing Redis must share their state keys: set MCPGEN_STATE_KEYS "
+            "(or pass state_keys or keys)"
+        )
+    from mcpgen.stores.redis import RedisStores  # noqa: PLC0415 (the redis extra)
+
+    return RedisStores.from_url(url)
 
 
 def _ms(seconds: float, what: str) -> int:
@@ -89,6 +105,11 @@ class Server:
     `lifespan`: `fn(server)` returning an async context manager (e.g. made with
     `contextlib.asynccontextmanager`), entered once before serving starts and exited
     after it ends; what it yields is `ctx.lifespan` in every handler.
+
+    `redis` (or `MCPGEN_REDIS_URL`): a Redis URL puts legacy sessions, SSE events,
+    tasks and the bus there (`mcpgen.stores.redis`, the `redis` extra), so any worker
+    serves any request; every worker then needs the same `MCPGEN_STATE_KEYS` (or
+    `state_keys`/`keys`). Startup fails with the reason when Redis does not answer.
     """
 
     def __init__(
@@ -115,6 +136,7 @@ class Server:
         task_poll_seconds: float = 1.0,
         sync_workers: int | None = None,
         lifespan: LifespanFactory | None = None,
+        redis: str | None = None,
     ) -> None:
         if page_size < 1:
             raise ConfigurationError("page_size must be at least 1")
@@ -136,9 +158,13 @@ class Server:
         self._mask_errors = mask_errors
         self._logging = logging
         self._extensions = dict(extensions or {})
-        self._bus = bus
         if keys is not None and state_keys:
             raise ConfigurationError("pass either keys or state_keys, not both")
+        self.redis = _redis_stores(redis, keys is not None or bool(state_keys))
+        if self.redis is not None:
+            bus, task_store = bus or self.redis.bus, task_store or self.redis.tasks
+            lifespan = self.redis.checked(lifespan)
+        self._bus = bus
         self._sealer = Sealer(keys or state_keys, ttl_seconds=state_ttl_seconds)
         self._task_store = task_store
         self._registry = Registry()
@@ -374,6 +400,8 @@ class Server:
         from mcpgen.transports._http import HttpOptions, McpAsgiApp  # noqa: PLC0415 (lazy)
 
         store, events = options.pop("store", None), options.pop("events", None)
+        if self.redis is not None:
+            store, events = store or self.redis.sessions, events or self.redis.events
         auth = options.pop("auth", None)  # an AuthSettings: bearer tokens required
         features = None if auth is None else RegistryScopes(lambda: self._registry)
         if auth is not None and auth.hide_unauthorized:

@@ -8,6 +8,7 @@ expect (and, to show that something did not arrive, for a later marker event).
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -22,8 +23,20 @@ from mcpgen.stores import (
     ReplyEvent,
     TaskEvent,
 )
+from mcpgen.stores.redis import Connection, RedisBus
+from tests.stores.redis_server import redis_url
 
-IMPLEMENTATIONS: list[Callable[[], Bus]] = [InMemoryBus]
+
+def _redis() -> Connection:
+    """A connection to the test redis-server under a prefix of its own (isolation)."""
+    return Connection(redis_url(), prefix=f"test-{uuid.uuid4().hex}:")
+
+
+def _redis_bus() -> Bus:
+    return RedisBus(_redis())
+
+
+IMPLEMENTATIONS: list[Callable[[], Bus]] = [InMemoryBus, _redis_bus]
 
 EVENTS: list[BusEvent] = [
     ChangeEvent("tools"),

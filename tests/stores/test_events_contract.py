@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import re
+import uuid
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 import pytest
 
 from mcpgen.stores import EventStore, InMemoryEventStore, Replay
+from mcpgen.stores.redis import Connection, RedisEventStore
+from tests.stores.redis_server import redis_url
 
 T = TypeVar("T")
 Clock = Callable[[], float]
@@ -24,7 +27,17 @@ IMPLEMENTATIONS: list[Factory] = [
     lambda clock, per_stream, total, ttl: InMemoryEventStore(
         max_per_stream=per_stream, max_events=total, ttl=ttl, clock=clock
     ),
+    lambda clock, per_stream, total, ttl: RedisEventStore(
+        _redis(), max_per_stream=per_stream, max_events=total, ttl=ttl, clock=clock
+    ),
 ]
+NAMES = ["InMemoryEventStore", "RedisEventStore"]
+
+
+def _redis() -> Connection:
+    """A connection to the test redis-server under a prefix of its own (isolation)."""
+    return Connection(redis_url(), prefix=f"test-{uuid.uuid4().hex}:")
+
 
 PER_STREAM = 5
 TOTAL = 8
@@ -42,9 +55,7 @@ class FakeClock:
 Make = Callable[[], tuple[EventStore, FakeClock]]
 
 
-@pytest.fixture(
-    params=IMPLEMENTATIONS, ids=lambda f: type(f(FakeClock(), PER_STREAM, TOTAL, TTL)).__name__
-)
+@pytest.fixture(params=IMPLEMENTATIONS, ids=NAMES)
 def make(request: pytest.FixtureRequest) -> Make:
     factory: Factory = request.param
 

@@ -7,6 +7,7 @@ A shared implementation (Redis, for several workers) appends its factory to
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -14,6 +15,8 @@ import msgspec
 import pytest
 
 from mcpgen.stores import InMemorySessionStore, SessionState, SessionStore
+from mcpgen.stores.redis import Connection, RedisSessionStore
+from tests.stores.redis_server import redis_url
 
 T = TypeVar("T")
 Clock = Callable[[], float]
@@ -23,7 +26,17 @@ IMPLEMENTATIONS: list[Factory] = [
     lambda clock, idle, most: InMemorySessionStore(
         idle_timeout=idle, max_sessions=most, clock=clock
     ),
+    lambda clock, idle, most: RedisSessionStore(
+        _redis(), idle_timeout=idle, max_sessions=most, clock=clock
+    ),
 ]
+NAMES = ["InMemorySessionStore", "RedisSessionStore"]
+
+
+def _redis() -> Connection:
+    """A connection to the test redis-server under a prefix of its own (isolation)."""
+    return Connection(redis_url(), prefix=f"test-{uuid.uuid4().hex}:")
+
 
 IDLE = 10.0
 MOST = 3
@@ -37,7 +50,7 @@ class FakeClock:
         return self.now
 
 
-@pytest.fixture(params=IMPLEMENTATIONS, ids=lambda f: type(f(FakeClock(), IDLE, MOST)).__name__)
+@pytest.fixture(params=IMPLEMENTATIONS, ids=NAMES)
 def make(request: pytest.FixtureRequest) -> Callable[[], tuple[SessionStore, FakeClock]]:
     factory: Factory = request.param
 

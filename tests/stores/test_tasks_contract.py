@@ -8,6 +8,7 @@ since the epoch) and must measure ttl expiry with it.
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -15,6 +16,8 @@ import msgspec
 import pytest
 
 from mcpgen.stores import InMemoryTaskStore, TaskState, TaskStore
+from mcpgen.stores.redis import Connection, RedisTaskStore
+from tests.stores.redis_server import redis_url
 
 T = TypeVar("T")
 START = 1_700_000_000.0
@@ -32,7 +35,14 @@ class Clock:
 
 IMPLEMENTATIONS: list[Callable[[Clock], TaskStore]] = [
     lambda clock: InMemoryTaskStore(clock=clock),
+    lambda clock: RedisTaskStore(_redis(), clock=clock),
 ]
+NAMES = ["InMemoryTaskStore", "RedisTaskStore"]
+
+
+def _redis() -> Connection:
+    """A connection to the test redis-server under a prefix of its own (isolation)."""
+    return Connection(redis_url(), prefix=f"test-{uuid.uuid4().hex}:")
 
 
 @pytest.fixture
@@ -40,7 +50,7 @@ def clock() -> Clock:
     return Clock()
 
 
-@pytest.fixture(params=IMPLEMENTATIONS, ids=lambda f: f(Clock()).__class__.__name__)
+@pytest.fixture(params=IMPLEMENTATIONS, ids=NAMES)
 def store(request: pytest.FixtureRequest, clock: Clock) -> TaskStore:
     factory: Callable[[Clock], TaskStore] = request.param
     return factory(clock)

@@ -10,6 +10,11 @@ way, but the handler waits for its answer where it is (`request`): no new run. I
 on a future of the event loop the session was given (`Loop`; the core imports no I/O
 module), for at most its timeout, and cancelling the call cancels the request.
 
+Outbound request ids start at a random point per bridge: with several workers, the
+same session may be live on each (rebuilt from its stored state), and a client's
+answer that reaches another worker is forwarded to all of them on the bus
+(`ReplyEvent`, see `transports/_sessions`); only the bridge that sent that id acts.
+
 A `Session` holds one `LegacyBridge` per `initialize` handshake. The bridge knows the
 session's revision and the client's capabilities, and nothing else of it: to run a
 handler again it calls the continuation the session gave it with the round.
@@ -17,6 +22,7 @@ handler again it calls the continuation the session gave it with the round.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Generator
 from typing import Any, Final, Protocol
 
@@ -114,7 +120,8 @@ class LegacyBridge:
         self.loop = loop  # the running event loop, for awaited requests
         self.outbound: dict[int, _Round] = {}
         self.awaited: dict[int, _Awaited] = {}
-        self._next_id = 0
+        # Random 32 bits, shifted: unique across workers, still exact as a JSON number.
+        self._next_id = int.from_bytes(os.urandom(4), "big") << 16
 
     async def request(self, call: Call, request: Any, timeout: float | None) -> Any:
         """Send one input request for `call` and wait for the client's typed answer:

@@ -35,11 +35,18 @@ __all__ = [
     "Replay",
     "SessionState",
     "SessionStore",
+    "StoreUnavailableError",
     "TaskEvent",
     "TaskState",
     "TaskStore",
     "Unsubscribe",
 ]
+
+
+class StoreUnavailableError(Exception):
+    """A shared store or bus cannot be reached (or did not answer in time). The HTTP
+    app answers the request with a JSON-RPC error and status 503; nothing is retried
+    for the client, which may send the request again."""
 
 
 # -- sessions ----------------------------------------------------------------------------------

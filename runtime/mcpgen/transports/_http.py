@@ -27,7 +27,13 @@ import msgspec
 
 from mcpgen import _jsonrpc as rpc
 from mcpgen._server import DEFERRED, Handle, Settled, deliver
-from mcpgen.stores import EventStore, InMemoryEventStore, InMemorySessionStore, SessionStore
+from mcpgen.stores import (
+    EventStore,
+    InMemoryEventStore,
+    InMemorySessionStore,
+    SessionStore,
+    StoreUnavailableError,
+)
 from mcpgen.transports._asgi import (
     ResponseStream,
     SseWriter,
@@ -43,7 +49,7 @@ from mcpgen.transports._background import start_kept
 from mcpgen.transports._http_auth import auth_gate
 from mcpgen.transports._lifespan import AppLifespan
 from mcpgen.transports._port import ServerPort
-from mcpgen.transports._sessions import LegacySessions, resumable
+from mcpgen.transports._sessions import LegacySessions, resumable, unavailable
 from mcpgen.transports._sse_legacy import LegacySse
 
 if TYPE_CHECKING:
@@ -178,7 +184,10 @@ class McpAsgiApp:
         kind = scope["type"]
         if kind == "http":
             if self.life.started or await self.life.first_request(send):
-                await self._serve(scope, receive, send)
+                try:
+                    await self._serve(scope, receive, send)
+                except StoreUnavailableError as exc:  # a shared store is down: 503
+                    await unavailable(send, exc)
         elif kind == "lifespan":
             await self.life.serve(receive, send)
 

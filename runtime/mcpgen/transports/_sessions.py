@@ -13,6 +13,14 @@ bound the least recently used without an open stream goes (its core session clos
 A session belongs to the principal that created it: for anyone else it does not exist
 (404), so a stolen or guessed id is no use without the credentials.
 
+Several workers (a shared `SessionStore` and `Bus`): a session is live on every worker
+a request of it reached. A handler waiting for the client's answer to a server-to-client
+request waits on the worker that sent it; the answer may be POSTed to any other. So a
+POST that carries answers (JSON-RPC responses) is handled here as usual and also
+published as a `ReplyEvent`; every worker hands the ones it did not publish to its
+live copy of the session, whose bridge acts only on ids it sent (bridge ids are
+unique per worker).
+
 Event ids (2025-11-25 sessions): each SSE stream of a session has a stream id
 `<session id>/<random>` in the `EventStore`, so a `Last-Event-ID` names its session and
 a replay is refused to anyone else (`owns`). Session ids are URL-safe tokens, so they
@@ -25,6 +33,8 @@ no stream has carried yet (the backlog) come next.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Mapping
@@ -41,6 +51,7 @@ from mcpgen.stores import (
     Replay,
     SessionState,
     SessionStore,
+    StoreUnavailableError,
 )
 from mcpgen.transports._asgi import (
     Receive,
@@ -52,6 +63,8 @@ from mcpgen.transports._asgi import (
     plain_response,
 )
 from mcpgen.transports._port import ServerPort, SessionPort
+from mcpgen.transports._replies import ReplyRouter, answers
+from mcpgen_types.latest import INTERNAL_ERROR
 
 __all__ = [
     "HttpSession",
@@ -61,8 +74,10 @@ __all__ = [
     "new_session_id",
     "new_stream_id",
     "owns",
+    "unavailable",
 ]
 
+log = logging.getLogger("mcpgen.server")
 _BACKLOG = 1000  # frames kept for a GET stream that is not open (yet)
 _GONE = rpc.error_frame(None, rpc.INVALID_REQUEST, "unknown or expired session", status=404)
 Scope = dict[str, Any]
@@ -70,6 +85,15 @@ Scope = dict[str, Any]
 
 def _error(message: str, status: int) -> rpc.ErrorFrame:
     return rpc.error_frame(None, rpc.INVALID_REQUEST, message, status=status)
+
+
+async def unavailable(send: Send, exc: StoreUnavailableError) -> None:
+    """Answer 503 with a JSON-RPC error: a shared store (Redis) is down. Nothing when
+    the response had already started (a stream that was writing just ends)."""
+    log.warning("%s", exc)
+    frame = rpc.error_frame(None, INTERNAL_ERROR, f"service unavailable: {exc}", status=503)
+    with contextlib.suppress(RuntimeError, OSError):  # it had started: nothing more to say
+        await json_response(send, frame, 503, [(b"retry-after", b"1")])
 
 
 def new_session_id() -> str:
@@ -203,6 +227,10 @@ class LiveSessions:
         self._sessions.move_to_end(session_id)
         return session
 
+    def peek(self, session_id: str) -> HttpSession | None:
+        """The session if held here, without counting this as use."""
+        return self._sessions.get(session_id)
+
     def remove(self, session_id: str) -> HttpSession | None:
         return self._drop(session_id)
 
@@ -253,6 +281,10 @@ class LegacySessions:
         self.events: EventStore = InMemoryEventStore() if events is None else events
         self.live = LiveSessions(idle_timeout=idle, max_sessions=most)
         self.retry_ms = options.sse_retry_ms
+        self.replies = ReplyRouter(app, self.live, self._channel)
+
+    def _channel(self, live: HttpSession) -> Channel:
+        return SessionChannel(live, self.app)
 
     def writer(self, send: Send, session_id: str | None) -> SseWriter:
         """The writer of a POST's SSE response: in a resumable session (`session_id`), a
@@ -274,6 +306,8 @@ class LegacySessions:
         found = await self.find(session_id, principal)
         if found is None and not proto.sessionless(headers, body):
             return False
+        if found is not None and answers(body):
+            self.replies.forward(session_id, body)
         return found
 
     async def find(self, session_id: str, principal: str | None) -> HttpSession | None:
@@ -293,6 +327,7 @@ class LegacySessions:
         if state.principal != principal:
             return None
         if live is None:
+            self.replies.bind()
             core = self.app.server.session()
             core.from_state(state)
             live = self.live.add(core, principal, session_id)
@@ -305,6 +340,7 @@ class LegacySessions:
 
     async def open(self, core: SessionPort, principal: str | None) -> HttpSession:
         """The session `initialize` just created in `core`: live here, stored."""
+        self.replies.bind()
         live = self.live.add(core, principal)
         core.attach(SessionChannel(live, self.app))
         live.saved = core.to_state(live.id, principal)

@@ -1,0 +1,83 @@
+"""The stores on Redis (the `redis` extra: redis-py's asyncio client), for several
+workers behind one endpoint: `RedisSessionStore`, `RedisBus`, `RedisTaskStore`,
+`RedisEventStore`, all on one `Connection` (a URL and a key prefix).
+
+`RedisStores.from_url(url)` builds the four together; `Server(redis=url)` (or
+`MCPGEN_REDIS_URL`) does it for a server. State is encoded with msgspec (msgpack),
+never pickled; every key starts with the prefix (`mcpgen:` unless told otherwise), so
+several deployments can share one Redis under different prefixes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+import msgspec
+
+from mcpgen.stores.redis._base import DEFAULT_PREFIX, Connection, redacted
+from mcpgen.stores.redis._bus import RedisBus
+from mcpgen.stores.redis._events import RedisEventStore
+from mcpgen.stores.redis._sessions import RedisSessionStore
+from mcpgen.stores.redis._tasks import LEASE_LOST, RedisTaskStore
+
+__all__ = [
+    "DEFAULT_PREFIX",
+    "LEASE_LOST",
+    "Connection",
+    "RedisBus",
+    "RedisEventStore",
+    "RedisSessionStore",
+    "RedisStores",
+    "RedisTaskStore",
+    "redacted",
+]
+
+
+class RedisStores(msgspec.Struct, frozen=True):
+    """The four shared stores of one server, on one connection."""
+
+    connection: Connection
+    sessions: RedisSessionStore
+    bus: RedisBus
+    tasks: RedisTaskStore
+    events: RedisEventStore
+
+    @classmethod
+    def from_url(
+        cls,
+        url: str,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        session_idle_seconds: float = 1800.0,
+        max_sessions: int = 100_000,
+        task_lease_seconds: float = 15.0,
+    ) -> RedisStores:
+        connection = Connection(url, prefix=prefix)
+        return cls(
+            connection,
+            RedisSessionStore(
+                connection, idle_timeout=session_idle_seconds, max_sessions=max_sessions
+            ),
+            RedisBus(connection),
+            RedisTaskStore(connection, lease=task_lease_seconds),
+            RedisEventStore(connection),
+        )
+
+    def checked(
+        self, inner: Callable[[Any], AbstractAsyncContextManager[Any]] | None
+    ) -> Callable[[Any], AbstractAsyncContextManager[Any]]:
+        """A server lifespan that first makes sure Redis answers (so a worker that
+        cannot reach it fails at startup, with the reason), then enters `inner`."""
+
+        @asynccontextmanager
+        async def lifespan(server: Any) -> AsyncIterator[Any]:
+            await self.connection.ping()
+            if inner is None:
+                yield None
+                return
+            async with inner(server) as value:
+                yield value
+
+        return lifespan

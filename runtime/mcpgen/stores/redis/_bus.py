@@ -1,0 +1,144 @@
+"""The bus on Redis pub/sub: every worker's subscribers see every worker's events.
+
+`publish` never blocks: it queues the msgpack-encoded event, and one writer task per
+bus sends the queue in order (so one publisher's events arrive in publish order).
+The writer waits for the subscription to be confirmed before its first send, so a
+worker sees its own events too, as with the in-memory bus. One reader task per bus
+receives from the channel `<prefix>bus` and calls the subscribers in arrival order.
+
+Both tasks start on first use in a running event loop. When Redis goes away the
+reader resubscribes once it is back; events published meanwhile are sent when the
+writer gets through again (bounded: past `max_queue` the oldest are dropped and
+logged), and events other workers sent during the outage are lost, as pub/sub loses
+them: a listen stream may miss a list_changed, which a client recovers from by
+listing again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Callable
+
+import msgspec
+from redis import exceptions as rex
+
+from mcpgen.stores._interfaces import BusEvent, Unsubscribe
+from mcpgen.stores.redis._base import Connection
+
+__all__ = ["RedisBus"]
+
+log = logging.getLogger("mcpgen.stores")
+Callback = Callable[[BusEvent], None]
+_encode = msgspec.msgpack.Encoder().encode
+_decode = msgspec.msgpack.Decoder(BusEvent).decode
+_FAILURES = (rex.ConnectionError, rex.TimeoutError, OSError, TimeoutError)
+
+
+class RedisBus:
+    """A `Bus` shared by every worker connected to the same Redis and prefix."""
+
+    def __init__(self, connection: Connection, *, max_queue: int = 10_000) -> None:
+        self.connection = connection
+        self.channel = connection.prefix + "bus"
+        self.max_queue = max_queue
+        self._callbacks: list[Callback] = []
+        self._queue: deque[bytes] = deque()
+        self._wake: asyncio.Event | None = None
+        self._subscribed: asyncio.Event | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def publish(self, event: BusEvent) -> None:
+        if len(self._queue) >= self.max_queue:
+            self._queue.popleft()
+            log.warning("bus queue full: dropped the oldest unsent event")
+        self._queue.append(_encode(event))
+        self._start()
+        if self._wake is not None:
+            self._wake.set()
+
+    def subscribe(self, callback: Callback) -> Unsubscribe:
+        self._callbacks.append(callback)
+        self._start()
+
+        def unsubscribe() -> None:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+        return unsubscribe
+
+    async def ready(self) -> None:
+        """Wait until the subscription is confirmed (events from now on arrive here)."""
+        self._start()
+        assert self._subscribed is not None
+        await self._subscribed.wait()
+
+    def _start(self) -> None:
+        if self._tasks:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # built outside a loop: starts with the first publish in one
+        self._wake, self._subscribed = asyncio.Event(), asyncio.Event()
+        self._tasks = [loop.create_task(self._read()), loop.create_task(self._write())]
+
+    async def _write(self) -> None:
+        assert self._wake is not None
+        assert self._subscribed is not None
+        client = self.connection.client
+        while True:
+            await self._subscribed.wait()
+            while self._queue:
+                try:
+                    await client.publish(self.channel, self._queue[0])
+                except _FAILURES as exc:
+                    log.warning("bus publish failed (retrying): %s", exc)
+                    await asyncio.sleep(0.5)
+                    continue
+                self._queue.popleft()
+            self._wake.clear()
+            await self._wake.wait()
+
+    async def _read(self) -> None:
+        assert self._subscribed is not None
+        while True:
+            client = self.connection.pubsub_client()
+            pubsub = client.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(self.channel)
+                # The confirmation: from here on, what anyone publishes reaches us.
+                await pubsub.get_message(timeout=self.connection.timeout)
+                self._subscribed.set()
+                async for message in pubsub.listen():
+                    if message.get("type") == "message":
+                        self._dispatch(message["data"])
+            except _FAILURES as exc:
+                log.warning("bus subscription lost (resubscribing): %s", exc)
+                await asyncio.sleep(0.5)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                    await client.aclose()
+
+    def _dispatch(self, data: bytes) -> None:
+        try:
+            event = _decode(data)
+        except msgspec.DecodeError:
+            log.warning("undecodable bus event dropped")
+            return
+        for callback in tuple(self._callbacks):
+            try:
+                callback(event)
+            except Exception:  # one subscriber's bug must not stop the others
+                log.exception("bus subscriber failed")
+
+    async def aclose(self) -> None:
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

@@ -1,0 +1,132 @@
+"""Task records in Redis: the `TaskStore` every worker shares, with leases.
+
+`t:<id>` holds the msgpack-encoded `TaskState`, expiring `ttl_ms` after the task's
+creation (by the store's clock; Redis's own expiry follows it). A task that is still
+running (working or input_required) also has a lease, `t-lease:<id>`, which the worker
+that last wrote it as running renews every `lease / 3` seconds while it holds it. A
+worker that dies stops renewing; once its lease has run out, the next `get` on any
+worker fails the task with a clear error and stores that, so no task stays "working"
+forever. A record that says a task is over ends its lease.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+
+import msgspec
+
+from mcpgen.stores._interfaces import StoreUnavailableError, TaskState
+from mcpgen.stores.redis._base import Connection, guard
+
+__all__ = ["LEASE_LOST", "RedisTaskStore"]
+
+log = logging.getLogger("mcpgen.stores")
+_encode = msgspec.msgpack.Encoder().encode
+_decode = msgspec.msgpack.Decoder(TaskState).decode
+_RUNNING = frozenset({"working", "input_required"})
+LEASE_LOST = -32603  # the JSON-RPC code of a task failed because its worker went away
+
+
+class RedisTaskStore:
+    """A `TaskStore` on Redis. `clock` gives seconds since the epoch; `lease` is how
+    long (real seconds) a running task survives its worker."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        *,
+        clock: Callable[[], float] = time.time,
+        lease: float = 15.0,
+    ) -> None:
+        self.connection = connection
+        self.clock = clock
+        self.lease = lease
+        self._key = connection.prefix + "t:"
+        self._lease_key = connection.prefix + "t-lease:"
+        self._held: set[str] = set()  # running tasks whose lease this worker renews
+        self._renewer: asyncio.Task[None] | None = None
+
+    async def put(self, state: TaskState) -> None:
+        data = _encode(state)
+        key, lease_key = self._key + state.id, self._lease_key + state.id
+        async with guard(self.connection.url):
+            pipe = self.connection.client.pipeline(transaction=True)
+            if state.ttl_ms is None:
+                pipe.set(key, data)
+            else:
+                left = state.created_ms + state.ttl_ms - int(self.clock() * 1000)
+                pipe.set(key, data, px=max(1, left))
+            if state.status in _RUNNING:
+                pipe.set(lease_key, b"1", px=int(self.lease * 1000))
+            else:
+                pipe.delete(lease_key)
+            await pipe.execute()
+        if state.status in _RUNNING:
+            self._held.add(state.id)
+            self._renew_in_background()
+        else:
+            self._held.discard(state.id)
+
+    async def get(self, task_id: str) -> TaskState | None:
+        async with guard(self.connection.url):
+            pipe = self.connection.client.pipeline(transaction=False)
+            pipe.get(self._key + task_id)
+            pipe.exists(self._lease_key + task_id)
+            data, leased = await pipe.execute()
+        if data is None:
+            return None
+        state = _decode(data)
+        if state.ttl_ms is not None and self.clock() * 1000 >= state.created_ms + state.ttl_ms:
+            await self.delete(task_id)
+            return None
+        if state.status in _RUNNING and not leased and task_id not in self._held:
+            state = await self._fail_orphan(state)
+        return state
+
+    async def delete(self, task_id: str) -> None:
+        self._held.discard(task_id)
+        async with guard(self.connection.url):
+            await self.connection.client.delete(self._key + task_id, self._lease_key + task_id)
+
+    async def _fail_orphan(self, state: TaskState) -> TaskState:
+        """The worker running `state` stopped renewing its lease: fail the task."""
+        message = f"the worker running this task ({state.owner or 'unknown'}) went away"
+        failed = msgspec.structs.replace(
+            state,
+            status="failed",
+            status_message=message,
+            input_requests={},
+            updated_ms=int(self.clock() * 1000),
+            error={"code": LEASE_LOST, "message": message},
+        )
+        await self.put(failed)
+        return failed
+
+    def _renew_in_background(self) -> None:
+        if self._renewer is None or self._renewer.done():
+            self._renewer = asyncio.get_running_loop().create_task(self._renew())
+
+    async def _renew(self) -> None:
+        while self._held:
+            await asyncio.sleep(self.lease / 3)
+            held = list(self._held)
+            try:
+                async with guard(self.connection.url):
+                    pipe = self.connection.client.pipeline(transaction=False)
+                    for task_id in held:
+                        pipe.set(self._lease_key + task_id, b"1", px=int(self.lease * 1000))
+                    await pipe.execute()
+            except StoreUnavailableError as exc:  # keep trying: Redis may come back in time
+                log.warning("cannot renew task leases: %s", exc)
+
+    async def aclose(self) -> None:
+        """Stop renewing (the leases then run out: for tests and shutdown)."""
+        self._held.clear()
+        if self._renewer is not None:
+            self._renewer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._renewer

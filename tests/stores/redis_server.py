@@ -1,0 +1,88 @@
+"""A throwaway redis-server for tests: started on first use on a free loopback port,
+in a temporary directory, with persistence off; stopped when the test run ends.
+
+Missing `redis-server` skips the tests that need it, or fails them under
+MCPGEN_STRICT_SKIPS=1 (CI installs it: `.ci/run`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+from tests.conftest import need
+
+__all__ = ["RedisServer", "redis_url", "server"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class RedisServer:
+    def __init__(self, binary: str) -> None:
+        self.binary = binary
+        self.dir = tempfile.mkdtemp(prefix="mcpgen-redis-")
+        self.port = _free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+        self.start()
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        argv = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1"]
+        argv += ["--save", "", "--appendonly", "no", "--dir", self.dir]
+        self.process = subprocess.Popen(
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.dir
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as sock:
+                    sock.sendall(b"PING\r\n")
+                    if sock.recv(16).startswith(b"+PONG"):
+                        return
+            except OSError:
+                time.sleep(0.02)
+        raise RuntimeError(f"redis-server did not start on port {self.port}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(5)
+        self.process = None
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+_server: RedisServer | None = None
+
+
+def server() -> RedisServer:
+    """The shared test redis-server (skips, or fails in CI, when it is not installed)."""
+    global _server
+    if _server is None:
+        binary = shutil.which("redis-server") or (
+            "/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server") else None
+        )
+        need(binary is not None, "redis-server")
+        assert binary is not None
+        _server = RedisServer(binary)
+        atexit.register(_server.close)
+    return _server
+
+
+def redis_url() -> str:
+    return server().url
