@@ -21,7 +21,8 @@ from typing import Annotated
 import typer
 
 from mcpgen._api import Server
-from mcpgen.cli._workers import REDIS_ENV, Supervisor, bind, serve_socket, shared_environment
+from mcpgen._errors import ConfigurationError
+from mcpgen.cli._workers import REDIS_ENV, Supervisor, bind, serve_socket, share_state_keys
 
 __all__ = ["load_server", "serve", "split_spec"]
 
@@ -128,8 +129,10 @@ def serve(
     if redis:
         os.environ[REDIS_ENV] = redis  # read by the Server, in this process and its workers
     try:
+        if fd is None and (redis or workers > 1):
+            share_state_keys(sys.stderr)
         server = load_server(spec, path)
-    except LookupError as exc:
+    except (LookupError, ConfigurationError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     if fd is not None:
@@ -148,7 +151,6 @@ def _serve_workers(
     from mcpgen.transports import HttpOptions  # noqa: PLC0415 (the http extra)
     from mcpgen.transports._asgi import served_urls  # noqa: PLC0415
 
-    env = shared_environment(redis, sys.stderr)
     try:
         sock = bind(host, port)
     except OSError as exc:
@@ -157,7 +159,7 @@ def _serve_workers(
     argv = [sys.executable, "-m", "mcpgen", "serve", spec, "--transport", "http"]
     for extra in paths:
         argv += ["--path", os.path.abspath(extra)]
-    supervisor = Supervisor(argv, env, sock, workers)
+    supervisor = Supervisor(argv, sock, workers)
     sys.stderr.write(served_urls(HttpOptions(), host, sock.getsockname()[1]))
     sys.stderr.write(f"mcpgen: {workers} workers{'' if redis else ' (no shared state)'}\n")
     sys.stderr.flush()

@@ -9,8 +9,8 @@ gives up (stopping the others) when one dies while starting, which is a startup 
 every copy would repeat. A worker whose parent disappears stops itself, so a killed
 supervisor leaves no server behind.
 
-Every worker gets the parent's environment: `MCPGEN_REDIS_URL` for the shared stores
-and the same `MCPGEN_STATE_KEYS` (generated here for this run when unset), without
+Every worker inherits the parent's environment: `MCPGEN_REDIS_URL` for the shared
+stores and the same `MCPGEN_STATE_KEYS` (generated for this run when unset), without
 which a token sealed by one worker is refused by the next.
 """
 
@@ -31,7 +31,7 @@ from typing import IO
 from mcpgen._api import Server
 from mcpgen.stores import InMemoryKeyRing
 
-__all__ = ["REDIS_ENV", "Supervisor", "bind", "serve_socket", "shared_environment"]
+__all__ = ["REDIS_ENV", "Supervisor", "bind", "serve_socket", "share_state_keys"]
 
 REDIS_ENV = "MCPGEN_REDIS_URL"
 _KEYS_ENV = "MCPGEN_STATE_KEYS"
@@ -41,23 +41,19 @@ STARTUP_SECONDS = 10.0
 _STOP_GRACE = 15.0
 
 
-def shared_environment(redis: str | None, warn: IO[str]) -> dict[str, str]:
-    """The environment all workers of one run share: the Redis URL, and state keys
-    (generated for this run when unset, with a warning: another host, or the next run,
-    would not know them)."""
-    env = dict(os.environ)
-    if redis:
-        env[REDIS_ENV] = redis
-    if not env.get(_KEYS_ENV):
-        env[_KEYS_ENV] = secrets.token_urlsafe(32)
-        warn.write(
-            f"mcpgen: warning: {_KEYS_ENV} is unset; generated a key for this run's workers. "
-            "Workers on several hosts, or tokens that must survive a restart, need the "
-            f"same {_KEYS_ENV} set everywhere.\n"
-        )
-    else:
-        InMemoryKeyRing.from_env(env)  # refuse short keys here, not in every worker
-    return env
+def share_state_keys(warn: IO[str]) -> None:
+    """Make sure this process and the workers it starts hold the same state keys:
+    `MCPGEN_STATE_KEYS` as given, or one generated for this run (with a warning:
+    another host, or the next run, would not know it)."""
+    if os.environ.get(_KEYS_ENV):
+        InMemoryKeyRing.from_env()  # refuse short keys here, not in every worker
+        return
+    os.environ[_KEYS_ENV] = secrets.token_urlsafe(32)
+    warn.write(
+        f"mcpgen: warning: {_KEYS_ENV} is unset; generated a key for this run's workers. "
+        "Workers on several hosts, or tokens that must outlive this run, need the same "
+        f"{_KEYS_ENV} set everywhere.\n"
+    )
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -77,9 +73,8 @@ class _Worker:
 class Supervisor:
     """Starts the workers, keeps them running and stops them on SIGINT/SIGTERM."""
 
-    def __init__(self, argv: list[str], env: dict[str, str], sock: socket.socket, count: int):
+    def __init__(self, argv: list[str], sock: socket.socket, count: int):
         self._argv = argv
-        self._env = env
         self._sock = sock
         self._count = count
         self._workers: list[_Worker] = []
@@ -88,7 +83,7 @@ class Supervisor:
     def _spawn(self) -> _Worker:
         fd = self._sock.fileno()
         cmd = [*self._argv, "--fd", str(fd)]
-        return _Worker(subprocess.Popen(cmd, env=self._env, pass_fds=(fd,)))
+        return _Worker(subprocess.Popen(cmd, pass_fds=(fd,)))
 
     def _stop(self, signum: int, frame: FrameType | None) -> None:
         self._stopping = True
