@@ -122,7 +122,7 @@ for ((i = 0; i < workers; i++)); do start_worker "$i"; done
 for ((i = 0; i < workers; i++)); do wait_port "${worker_ports[$i]}" "${worker_pids[$i]}" "worker$i"; done
 
 upstreams=""
-for wport in "${worker_ports[@]}"; do upstreams+="        server 127.0.0.1:$wport;"$'\n'; done
+for wport in "${worker_ports[@]}"; do upstreams+="        server 127.0.0.1:$wport max_fails=0;"$'\n'; done
 user_line=""
 if [[ "$(id -u)" == 0 ]]; then user_line="user root;"; fi  # nginx drops root to nobody otherwise
 mkdir -p "$tmp/nginx-temp"
@@ -143,16 +143,19 @@ http {
     uwsgi_temp_path $tmp/nginx-temp/uwsgi;
     scgi_temp_path $tmp/nginx-temp/scgi;
 
-    # Plain round robin: any worker serves any request (state lives in Redis).
+    # Plain round robin: any worker serves any request (state lives in Redis). No
+    # upstream keepalive: a POST nginx already wrote to a dead worker's kept-alive
+    # connection fails (502) rather than run twice, while a refused connection moves on
+    # to the next worker, so a crashed worker costs no request that had not reached it.
+    # max_fails=0: a restarted worker is used at once (a refused connect costs nothing
+    # on loopback; the default would shun it for 10 s, all of them if all restarted).
     upstream mcpgen {
-$upstreams        keepalive 32;
-    }
+$upstreams    }
     server {
         listen 127.0.0.1:$port;
         location / {
             proxy_pass http://mcpgen;
-            proxy_http_version 1.1;            # keep-alive upstream, chunked SSE
-            proxy_set_header Connection "";
+            proxy_http_version 1.1;            # chunked responses: SSE streams
             proxy_set_header Host \$http_host;   # the workers check Host (DNS rebinding)
             proxy_buffering off;               # SSE events leave as they are written
             proxy_request_buffering off;

@@ -10,6 +10,7 @@ import queue
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -24,7 +25,8 @@ from tests.processes import free_port
 REPO = Path(__file__).resolve().parents[2]
 RUN_SH = REPO / "examples" / "cluster" / "run.sh"
 _LINE = re.compile(
-    r'"(?P<method>\S+) \S+ [^"]*" (?P<status>\d+) upstream=(?P<up>\S+) session=(?P<sid>\S*)'
+    r'"(?P<method>\S+) \S+ [^"]*" (?P<status>\d+) '
+    r"upstream=(?P<up>[^,\s]+)[^=]* session=(?P<sid>\S*)"
 )
 
 
@@ -70,6 +72,22 @@ class Cluster:
         return [
             pid for pid in descendants(self.proc.pid) if b"mcpgen\x00serve\x00" in _cmdline(pid)
         ]
+
+
+def worker_port(pid: int) -> int:
+    """The port the worker `pid` was told to serve (its `--port`)."""
+    words = _cmdline(pid).split(b"\x00")
+    return int(words[words.index(b"--port") + 1])
+
+
+def refused(port: int) -> bool:
+    """True once nothing accepts connections on the loopback `port` (a killed process
+    is gone only once its last thread has exited and closed its sockets)."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+    except OSError:
+        return True
+    return False
 
 
 def _cmdline(pid: int) -> bytes:
@@ -120,10 +138,15 @@ def cluster(workers: int, log: Path, timeout: float = 120.0) -> Iterator[Cluster
         proc = subprocess.Popen(
             cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=sink, text=True
         )
+    where = None
     try:
         where, url = _wait_ready(proc, log, timeout)
         yield Cluster(url, where, proc)
     finally:
+        if where is not None and where.is_dir():  # kept beside `log` for a failing test
+            for name in ("access.log", "nginx-error.log", "worker0.log", "worker1.log"):
+                with contextlib.suppress(OSError):
+                    shutil.copy(where / name, log.parent / name)
         stop(proc)
 
 
@@ -131,7 +154,12 @@ def _wait_ready(proc: subprocess.Popen[str], log: Path, timeout: float) -> tuple
     assert proc.stdout is not None
     lines: queue.Queue[str] = queue.Queue()
     out = proc.stdout
-    threading.Thread(target=lambda: [lines.put(line) for line in out], daemon=True).start()
+
+    def pump() -> None:
+        for line in out:
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
     deadline = time.monotonic() + timeout
     where = None
     while time.monotonic() < deadline and proc.poll() is None:

@@ -22,7 +22,15 @@ import pytest
 from mcpgen import Client, ToolTask
 from tests.conformance import runner
 from tests.conformance.test_conformance import MIN_SCENARIOS, TASK_SCENARIOS
-from tests.scale.cluster_run import Cluster, alive, cluster, descendants, stop
+from tests.scale.cluster_run import (
+    Cluster,
+    alive,
+    cluster,
+    descendants,
+    refused,
+    stop,
+    worker_port,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -209,28 +217,45 @@ def test_the_script_stops_everything_it_started(sig: signal.Signals, tmp_path: P
         assert not running.dir.exists()
 
 
-def test_a_killed_worker_loses_no_legacy_session(tmp_path: Path) -> None:
-    """kill -9 one worker between the calls of an open legacy session: nginx sends the
-    next requests to the other worker, which knows the session; run.sh starts the dead
-    one again, and it serves the same session."""
+def test_killed_workers_lose_no_legacy_session_and_no_listener(tmp_path: Path) -> None:
+    """kill -9 each worker in turn while a legacy session is open and its listen (GET)
+    stream is held by one of them: the session goes on through the other worker, the
+    listener hears every change made after its stream came back, and run.sh restarts
+    the dead worker."""
     with cluster(2, tmp_path / "run.log") as running:
 
-        async def scenario() -> None:
-            async with Client.http(running.url, era="legacy") as client:
-                await client.call_tool("greet", {"name": "a"})
-                victim = running.worker_pids()[0]
-                os.kill(victim, signal.SIGKILL)
-                for n in range(4):
-                    result = await client.call_tool("greet", {"name": f"k{n}"})
-                    assert result.content[0].text == f"Hello, k{n}!"  # type: ignore[union-attr]
-                for _ in range(100):  # run.sh restarts the worker within a second or two
-                    if len(running.worker_pids()) == 2 and victim not in running.worker_pids():
-                        break
-                    await asyncio.sleep(0.1)
-                await asyncio.sleep(1.0)
-                for n in range(4):
-                    result = await client.call_tool("greet", {"name": f"r{n}"})
-                    assert result.content[0].text == f"Hello, r{n}!"  # type: ignore[union-attr]
+        async def scenario() -> int:
+            heard = 0
+            async with (
+                Client.http(running.url, era="legacy") as listener,
+                Client.http(running.url, era="legacy") as actor,
+            ):
+                notes = listener.listen(tools=True).__aiter__()
+                pending = asyncio.ensure_future(notes.__anext__())
+                await asyncio.sleep(0.5)
+                for round_, victim in enumerate(running.worker_pids()):  # both, in turn
+                    port = worker_port(victim)
+                    os.kill(victim, signal.SIGKILL)
+                    while not refused(port):  # dead, not dying: its sockets are closed
+                        await asyncio.sleep(0.02)
+                    for n in range(4):
+                        result = await actor.call_tool("greet", {"name": f"k{round_}{n}"})
+                        assert result.content[0].text == f"Hello, k{round_}{n}!"  # type: ignore[union-attr]
+                    for _ in range(600):  # run.sh starts it again on the same port
+                        if not refused(port):
+                            break
+                        await asyncio.sleep(0.1)
+                    await asyncio.sleep(1.5)  # the listen stream is open again
+                for _ in range(3):
+                    await actor.call_tool("test_trigger_tool_change", {})
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(pending), 5)
+                        heard += 1
+                        pending = asyncio.ensure_future(notes.__anext__())
+                pending.cancel()
+                with contextlib.suppress(BaseException):
+                    await pending
+            return heard
 
-        asyncio.run(scenario())
+        assert asyncio.run(scenario()) == 3
         assert len(running.worker_pids()) == 2
