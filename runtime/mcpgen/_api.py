@@ -56,7 +56,7 @@ def _spawn(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
     return asyncio.ensure_future(coro)
 
 
-def _redis_stores(url: str | None, keyed: bool) -> RedisStores | None:
+def _redis_stores(url: str | RedisStores | None, keyed: bool) -> RedisStores | None:
     """The Redis stores of `url` (or `MCPGEN_REDIS_URL`), None for in-memory ones."""
     url = url or os.environ.get("MCPGEN_REDIS_URL") or None
     if url is None:
@@ -68,7 +68,7 @@ def _redis_stores(url: str | None, keyed: bool) -> RedisStores | None:
         )
     from mcpgen.stores.redis import RedisStores  # noqa: PLC0415 (the redis extra)
 
-    return RedisStores.from_url(url)
+    return url if isinstance(url, RedisStores) else RedisStores.from_url(url)
 
 
 def _ms(seconds: float, what: str) -> int:
@@ -106,8 +106,9 @@ class Server:
     `contextlib.asynccontextmanager`), entered once before serving starts and exited
     after it ends; what it yields is `ctx.lifespan` in every handler.
 
-    `redis` (or `MCPGEN_REDIS_URL`): a Redis URL puts legacy sessions, SSE events,
-    tasks and the bus there (`mcpgen.stores.redis`, the `redis` extra), so any worker
+    `redis` (or `MCPGEN_REDIS_URL`): a Redis URL (or `mcpgen.stores.redis.RedisStores`,
+    e.g. with a key prefix of its own) puts legacy sessions, SSE events, tasks and the
+    bus there (`mcpgen.stores.redis`, the `redis` extra), so any worker
     serves any request; every worker then needs the same `MCPGEN_STATE_KEYS` (or
     `state_keys`/`keys`). Startup fails with the reason when Redis does not answer.
     """
@@ -136,7 +137,7 @@ class Server:
         task_poll_seconds: float = 1.0,
         sync_workers: int | None = None,
         lifespan: LifespanFactory | None = None,
-        redis: str | None = None,
+        redis: str | RedisStores | None = None,
     ) -> None:
         if page_size < 1:
             raise ConfigurationError("page_size must be at least 1")

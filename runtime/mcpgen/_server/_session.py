@@ -41,7 +41,7 @@ from mcpgen._server._core import ServerCore
 from mcpgen._server._legacy import LegacyState, client_methods
 from mcpgen._server._methods import METHODS, MethodSpec, check_headers, initialize_result
 from mcpgen._server._mrtr import awaited_round, input_required, open_retry
-from mcpgen.stores import SessionState
+from mcpgen.stores import SessionState, StoreUnavailableError
 from mcpgen_types.latest import INTERNAL_ERROR
 
 __all__ = ["Session"]
@@ -359,7 +359,8 @@ class Session:
             if self.core.mask_errors
             else f"internal error: {type(exc).__name__}: {exc}"
         )
-        return rpc.error_frame(call.request_id, INTERNAL_ERROR, message)
+        status = 503 if isinstance(exc, StoreUnavailableError) else 200  # Redis is down
+        return rpc.error_frame(call.request_id, INTERNAL_ERROR, message, status=status)
 
     # -- notifications -----------------------------------------------------------------------
     def _notification(self, frame: rpc.Frame) -> None:

@@ -1,6 +1,7 @@
 """The bus on Redis pub/sub: every worker's subscribers see every worker's events.
 
-`publish` never blocks: it queues the msgpack-encoded event, and one writer task per
+`publish` never blocks and may be called from any thread (a sync handler runs in a
+worker thread): it queues the msgpack-encoded event, and one writer task per
 bus sends the queue in order (so one publisher's events arrive in publish order).
 The writer waits for the subscription to be confirmed before its first send, so a
 worker sees its own events too, as with the in-memory bus. One reader task per bus
@@ -49,15 +50,28 @@ class RedisBus:
         self._wake: asyncio.Event | None = None
         self._subscribed: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def publish(self, event: BusEvent) -> None:
         if len(self._queue) >= self.max_queue:
             self._queue.popleft()
             log.warning("bus queue full: dropped the oldest unsent event")
-        self._queue.append(_encode(event))
-        self._start()
-        if self._wake is not None:
+        self._queue.append(_encode(event))  # (a deque: safe from any thread)
+        loop = self._loop
+        if loop is None:
+            self._start()
+            if self._wake is not None:
+                self._wake.set()
+            return
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            assert self._wake is not None
             self._wake.set()
+        else:  # a sync handler in a worker thread: wake the writer on its own loop
+            loop.call_soon_threadsafe(self._wake_writer)
 
     def subscribe(self, callback: Callback) -> Unsubscribe:
         self._callbacks.append(callback)
@@ -82,8 +96,13 @@ class RedisBus:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return  # built outside a loop: starts with the first publish in one
+        self._loop = loop
         self._wake, self._subscribed = asyncio.Event(), asyncio.Event()
         self._tasks = [loop.create_task(self._read()), loop.create_task(self._write())]
+
+    def _wake_writer(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
 
     async def _write(self) -> None:
         assert self._wake is not None
@@ -137,6 +156,7 @@ class RedisBus:
 
     async def aclose(self) -> None:
         tasks, self._tasks = self._tasks, []
+        self._loop = None
         for task in tasks:
             task.cancel()
         for task in tasks:

@@ -1,0 +1,72 @@
+"""What the Redis stores do beyond the shared contracts: one prefix for every key,
+no pickle, a bus that sync handlers may publish to from their worker threads."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import uuid
+
+from mcpgen.stores import ChangeEvent, SessionState, TaskEvent
+from mcpgen.stores.redis import RedisStores, redacted
+from tests.stores.redis_server import redis_url
+from tests.stores.redis_server import server as redis_server
+
+
+def _keys() -> list[str]:
+    with socket.create_connection(("127.0.0.1", redis_server().port)) as sock:
+        sock.sendall(b"KEYS *\r\n")
+        data = b""
+        while not data.endswith(b"\r\n") or data.count(b"\r\n") < 1 + 2 * int(
+            data.split(b"\r\n", 1)[0][1:] or 0
+        ):
+            data += sock.recv(65536)
+    return [line.decode() for line in data.split(b"\r\n")[2::2] if line]
+
+
+def test_every_key_is_under_the_prefix_and_nothing_is_pickled() -> None:
+    prefix = f"only-{uuid.uuid4().hex}:"
+    stores = RedisStores.from_url(redis_url(), prefix=prefix)
+
+    async def main() -> None:
+        await stores.sessions.create(SessionState(id="s1", version="2025-11-25"))
+        await stores.events.append("s1/x", b"frame")
+        got: list[object] = []
+        stores.bus.subscribe(got.append)
+        await stores.bus.ready()
+        stores.bus.publish(TaskEvent("t", None, {}))
+        while not got:
+            await asyncio.sleep(0.01)
+        value = await stores.connection.client.get(prefix + "s:s1")
+        assert isinstance(value, bytes) and not value.startswith(b"\x80")  # no pickle
+        await stores.bus.aclose()
+
+    asyncio.run(main())
+    mine = [k for k in _keys() if k.startswith(prefix)]
+    assert mine  # the stores wrote keys, all of them under the prefix
+    assert not [k for k in _keys() if "s1" in k and not k.startswith(prefix)]
+
+
+def test_a_publish_from_another_thread_is_sent_without_waiting_for_the_loop() -> None:
+    stores = RedisStores.from_url(redis_url(), prefix=f"thread-{uuid.uuid4().hex}:")
+
+    async def main() -> None:
+        arrived = asyncio.Event()
+        stores.bus.subscribe(lambda event: arrived.set() if event == ChangeEvent("x") else None)
+        await stores.bus.ready()
+        stores.bus.publish(ChangeEvent("warm-up"))
+        await asyncio.sleep(0.1)
+        thread = threading.Thread(target=stores.bus.publish, args=(ChangeEvent("x"),))
+        thread.start()
+        thread.join()
+        await asyncio.wait_for(arrived.wait(), 2)  # the loop sleeps: only a wake-up helps
+        await stores.bus.aclose()
+
+    asyncio.run(main())
+
+
+def test_passwords_stay_out_of_messages() -> None:
+    assert redacted("redis://user:pw@host:6379/0") == "redis://user:***@host:6379/0"
+    assert redacted("redis://:pw@host/0") == "redis://***@host/0"
+    assert redacted("redis://host:6379") == "redis://host:6379"
