@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,7 @@ from mcpgen import Client, ToolTask
 from tests.conformance import runner
 from tests.conformance.test_conformance import MIN_SCENARIOS, TASK_SCENARIOS
 from tests.scale.cluster_run import (
+    REPO,
     Cluster,
     alive,
     cluster,
@@ -184,6 +186,20 @@ def test_sse_replay_after_last_event_id_on_another_worker(two: Cluster) -> None:
         assert [e["data"] for e in replayed] == missed
     served = upstreams_of(two, sid)
     assert len(served) == 2, two.hits()
+
+
+def test_the_deployment_page_shows_the_nginx_config_run_sh_writes(two: Cluster) -> None:
+    page = (REPO / "docs" / "guide" / "deployment.md").read_text()
+    shown = re.findall(r"```nginx\n(.*?)```", page, re.DOTALL)
+    written = (two.dir / "nginx.conf").read_text().replace(str(two.dir), "/tmp/mcpgen-cluster.X")
+    written = written.replace("user root;\n", "")  # only when run as root
+    ports = re.findall(r"server 127\.0\.0\.1:(\d+) ", written)
+    for n, port in enumerate(ports):
+        written = written.replace(f"127.0.0.1:{port} ", f"127.0.0.1:{9001 + n} ")
+    listen = re.search(r"listen 127\.0\.0\.1:(\d+);", written)
+    assert listen is not None
+    written = written.replace(listen[0], "listen 127.0.0.1:8080;")
+    assert shown == [written]
 
 
 @pytest.mark.needs_node
