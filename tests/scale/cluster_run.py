@@ -176,7 +176,7 @@ def _wait_ready(proc: subprocess.Popen[str], log: Path, timeout: float) -> tuple
     raise RuntimeError(f"run.sh did not get ready:\n{log.read_text(errors='replace')[-3000:]}")
 
 
-def stop(proc: subprocess.Popen[str], sig: int = signal.SIGTERM) -> None:
+def stop(proc: subprocess.Popen[str] | subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
     if proc.poll() is None:
         os.kill(proc.pid, sig)
         try:

@@ -14,7 +14,10 @@ import contextlib
 import os
 import re
 import signal
-from collections.abc import Iterator
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -23,6 +26,7 @@ import pytest
 from mcpgen import Client, ToolTask
 from tests.conformance import runner
 from tests.conformance.test_conformance import MIN_SCENARIOS, TASK_SCENARIOS
+from tests.processes import free_port
 from tests.scale.cluster_run import (
     REPO,
     Cluster,
@@ -33,6 +37,7 @@ from tests.scale.cluster_run import (
     stop,
     worker_port,
 )
+from tests.stores.redis_server import redis_url
 
 pytestmark = pytest.mark.slow
 
@@ -275,3 +280,96 @@ def test_killed_workers_lose_no_legacy_session_and_no_listener(tmp_path: Path) -
 
         assert asyncio.run(scenario()) == 3
         assert len(running.worker_pids()) == 2
+
+
+# -- mcpgen serve --workers N: one port, N processes, one supervisor ----------------------
+
+
+def _serve(*args: str) -> list[str]:
+    spec = f"{REPO / 'examples' / 'everything.py'}:server"
+    return [sys.executable, "-m", "mcpgen", "serve", spec, "--transport", "http", *args]
+
+
+def _clean_env() -> dict[str, str]:
+    env = dict(os.environ)
+    for name in ("MCPGEN_REDIS_URL", "MCPGEN_STATE_KEYS"):
+        env.pop(name, None)
+    return env
+
+
+def test_serve_refuses_several_workers_without_redis() -> None:
+    done = subprocess.run(
+        _serve("--workers", "2"),
+        env=_clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "--workers 2 needs shared state" in done.stderr and "--allow-memory" in done.stderr
+
+
+def _fd_workers(parent: int) -> list[int]:
+    found = [pid for pid in descendants(parent) if b"\x00--fd\x00" in _cmdline_of(pid)]
+    return sorted(found)
+
+
+def _cmdline_of(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _wait(condition: Callable[[], bool], what: str, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def test_serve_runs_workers_on_one_port_sharing_redis(tmp_path: Path) -> None:
+    """Two workers on one inherited socket, one Redis, keys generated for the run: a
+    legacy session goes on after kill -9 of a worker (the supervisor starts another);
+    SIGTERM stops them all."""
+    redis = redis_url().rsplit("/", 1)[0] + "/7"
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            _serve("--workers", "2", "--port", str(port), "--redis", redis),
+            env=_clean_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        _wait(lambda: len(_fd_workers(proc.pid)) == 2 and not refused(port), "two workers")
+
+        async def calls(client: Client, tag: str) -> None:
+            for n in range(4):
+                result = await client.call_tool("greet", {"name": f"{tag}{n}"})
+                assert result.content[0].text == f"Hello, {tag}{n}!"  # type: ignore[union-attr]
+
+        async def scenario() -> None:
+            async with Client.http(url, era="legacy") as client:
+                await calls(client, "a")
+                victim = _fd_workers(proc.pid)[0]
+                os.kill(victim, signal.SIGKILL)
+                _wait(lambda: not alive(victim), "the worker dies")
+                await calls(client, "b")
+                _wait(lambda: len(_fd_workers(proc.pid)) == 2, "the supervisor restarts it")
+                await calls(client, "c")
+            async with Client.http(url, era="modern") as client:
+                await calls(client, "m")
+
+        asyncio.run(scenario())
+        started = descendants(proc.pid)
+    finally:
+        stop(proc)
+    text = log.read_text()
+    assert proc.returncode == 0, text
+    assert "MCPGEN_STATE_KEYS is unset" in text and "2 workers" in text
+    assert not {pid for pid in started if alive(pid)}

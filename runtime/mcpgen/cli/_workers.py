@@ -4,10 +4,10 @@ The parent binds the socket, then starts N copies of `python -m mcpgen serve SPE
 --transport http --fd K` that inherit it; the kernel hands each new connection to
 whichever worker accepts first. A shared socket rather than uvicorn's own `workers=`
 because uvicorn needs an import string for that, and because the parent stays a plain
-supervisor: it forwards SIGINT/SIGTERM, restarts a worker that dies once serving, and
-gives up (stopping the others) when one dies while starting, which is a startup error
-every copy would repeat. A worker whose parent disappears stops itself, so a killed
-supervisor leaves no server behind.
+supervisor: it forwards SIGINT/SIGTERM, restarts a worker killed by a signal or dying
+once serving, and gives up (stopping the others) when one exits with an error while
+starting, which is a startup error every copy would repeat. A worker whose parent
+disappears stops itself, so a killed supervisor leaves no server behind.
 
 Every worker inherits the parent's environment: `MCPGEN_REDIS_URL` for the shared
 stores and the same `MCPGEN_STATE_KEYS` (generated for this run when unset), without
@@ -110,7 +110,8 @@ class Supervisor:
             code = worker.proc.poll()
             if code is None or self._stopping:
                 continue
-            if time.monotonic() - worker.started < STARTUP_SECONDS:
+            # Killed by a signal (the OOM killer, kill -9) it is a crash, not a failed start.
+            if code > 0 and time.monotonic() - worker.started < STARTUP_SECONDS:
                 sys.stderr.write(f"mcpgen: a worker failed to start (status {code}); stopping\n")
                 return code or 1
             sys.stderr.write(f"mcpgen: worker {worker.proc.pid} died (status {code}); restarting\n")
