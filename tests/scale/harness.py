@@ -72,6 +72,12 @@ def build(url: str) -> Server:
         await asyncio.sleep(seconds)
         return f"slept {seconds}"
 
+    @server.tool(task="required")
+    async def vet(ctx: Context, name: str) -> str:
+        first = await ctx.elicit(f"Vet {name}?", FORM)
+        second = await ctx.elicit(f"Really vet {name}?", FORM)
+        return f"{name}: {first.action} {second.action}"
+
     return server
 
 
@@ -112,14 +118,17 @@ def workers(
 class RoundRobin(httpx.AsyncBaseTransport):
     """Each request to the next of `urls` (same path), whatever it belongs to."""
 
-    def __init__(self, urls: list[str]) -> None:
+    def __init__(self, urls: list[str], pin: dict[str, int] | None = None) -> None:
+        self.pin = pin or {}  # the worker for requests of these methods (Mcp-Method header)
         self.targets = [httpx.URL(u) for u in urls]
         self.turn = itertools.cycle(range(len(urls)))
         self.inner = httpx.AsyncHTTPTransport()
         self.served = [0] * len(urls)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        index = next(self.turn)
+        index = self.pin.get(request.headers.get("mcp-method", ""), -1)
+        if index < 0:
+            index = next(self.turn)
         self.served[index] += 1
         target = self.targets[index]
         request.url = request.url.copy_with(host=target.host, port=target.port)
@@ -130,6 +139,8 @@ class RoundRobin(httpx.AsyncBaseTransport):
         await self.inner.aclose()
 
 
-def balanced(urls: list[str]) -> tuple[httpx.AsyncClient, RoundRobin]:
-    transport = RoundRobin(urls)
+def balanced(
+    urls: list[str], pin: dict[str, int] | None = None
+) -> tuple[httpx.AsyncClient, RoundRobin]:
+    transport = RoundRobin(urls, pin)
     return httpx.AsyncClient(transport=transport, timeout=30), transport

@@ -127,6 +127,10 @@ def test_a_task_whose_worker_stopped_renewing_fails_after_its_lease() -> None:
         await other.put(done)
         await asyncio.sleep(0.4)
         assert await other.get("done") == done  # a finished task needs no lease
+        await runner.put(_working("remote"))  # cancelled by the other worker:
+        await other.put(msgspec.structs.replace(_working("remote"), status="cancelled"))
+        await asyncio.sleep(0.25)
+        assert "remote" not in runner._held  # the runner stopped renewing its lease
 
     asyncio.run(main())
 

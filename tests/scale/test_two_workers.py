@@ -5,6 +5,7 @@ and the principal binding all cross workers."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncGenerator, Coroutine
 from typing import Any, TypeVar, cast
@@ -77,9 +78,13 @@ def test_a_listen_stream_on_one_worker_hears_a_change_made_on_the_other() -> Non
             ):
                 notes = listener.listen(tools=True)
                 first = asyncio.ensure_future(anext(notes))
-                await asyncio.sleep(0.5)  # the listen stream is open on worker 0
-                assert text(await changer.call_tool("bump", {})) == "bumped"
-                note = await asyncio.wait_for(first, 10)
+                for _ in range(40):  # until the listen stream (on worker 0) is open
+                    assert text(await changer.call_tool("bump", {})) == "bumped"
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(first), 0.25)
+                    if first.done():
+                        break
+                note = first.result()
                 assert "ToolListChanged" in type(note).__name__
                 await cast("AsyncGenerator[Any, None]", notes).aclose()
 
@@ -105,6 +110,23 @@ def test_a_task_started_on_one_worker_is_polled_and_cancelled_through_the_other(
             assert min(balancer.served) >= 3
 
         run(main())
+
+
+def test_a_task_waiting_for_input_is_answered_through_either_worker() -> None:
+    """The task runs where it started; its answers (tasks/update) may reach the other
+    worker, which forwards them over the bus."""
+    with workers() as (urls, _):
+
+        async def main() -> str:
+            http, _ = balanced(urls, pin={"tools/call": 0, "tasks/update": 1})
+            async with Client.http(
+                urls[0], httpx_client=http, era="modern", on_elicitation=accept
+            ) as client:
+                handle = await client.call_tool("vet", {"name": "rex"}, task=True)
+                assert isinstance(handle, ToolTask)
+                return text(await handle.result(timeout=20, poll=0.05))
+
+        assert run(main()) == "rex: accept accept"
 
 
 LEGACY = {
@@ -184,3 +206,21 @@ def test_a_session_is_its_creators_on_every_worker() -> None:
         mine = http.post(urls[1], content=call, headers=session)
         assert mine.status_code == 200
         assert mine.json()["result"]["content"][0]["text"] == "3"
+
+
+def test_a_legacy_get_stream_on_one_worker_hears_a_change_made_on_the_other() -> None:
+    with workers() as (urls, _), httpx.Client(timeout=10) as http:
+        session = open_session(http, urls[0], "alice")
+        headers = {**session, "accept": "text/event-stream"}
+        with http.stream("GET", urls[0], headers=headers) as stream:
+            bump = frame(3, "tools/call", {"name": "bump", "arguments": {}})
+            with httpx.Client(timeout=10) as other:
+                done = other.post(urls[1], content=bump, headers=session)
+            assert done.status_code == 200
+            buffer, methods = "", []
+            for chunk in stream.iter_text():
+                buffer += chunk
+                methods = [e[1].get("method") for e in sse(buffer)]
+                if "notifications/tools/list_changed" in methods:
+                    break
+        assert "notifications/tools/list_changed" in methods

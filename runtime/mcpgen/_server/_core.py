@@ -33,13 +33,14 @@ from mcpgen._server._call import Call
 from mcpgen._server._defs import CompletionDef, PromptDef, ResourceDef, TemplateDef, ToolDef
 from mcpgen._server._state import Sealer
 from mcpgen._server._task_runner import TaskRunner
-from mcpgen._server._tasks import TASKS, Spawn
+from mcpgen._server._tasks import TASKS, Spawn, input_of
 from mcpgen.stores import (
     Bus,
     BusEvent,
     ChangeEvent,
     InMemoryBus,
     InMemoryTaskStore,
+    ReplyEvent,
     TaskEvent,
     TaskStore,
 )
@@ -278,7 +279,10 @@ class ServerCore:
                         params=msgspec.convert(params, x.TaskStatusNotificationParams)
                     )
                     listener.channel.notify(_encode(status))
-        # A ReplyEvent is for whoever awaits that legacy client's answer, not for the core.
+        elif type(event) is ReplyEvent:  # a legacy client's answer: the transport's, unless
+            found = input_of(event)  # it answers a task that runs here (tasks/update)
+            if found is not None and found[0] in self.tasks.running:
+                self.tasks.nowhere.spawn(self.tasks.update(*found))
 
     def close_listeners(self) -> None:
         """Graceful shutdown: every open listen stream gets its final result."""

@@ -45,6 +45,7 @@ from mcpgen._server._tasks import (
     error_object,
     event,
     fields,
+    input_event,
     issue,
     task_call,
     typed_answers,
@@ -356,12 +357,9 @@ class TaskRunner:
         if state.status != INPUT_REQUIRED:
             return
         live = self.running.get(task_id)
-        if live is None:
-            raise McpError(
-                t.INTERNAL_ERROR,
-                f"task {task_id!r} runs on another worker ({state.owner}); "
-                "its input must reach that worker",
-            )
+        if live is None:  # it runs on another worker: the answers go there on the bus
+            self.publish(input_event(task_id, principal, responses))
+            return
         pending = live.state.input_requests
         typed = typed_answers(pending, live.asked, responses)
         if not typed:

@@ -30,12 +30,13 @@ from mcpgen._errors import ConfigurationError, McpError
 from mcpgen._server._call import Call, Channel, Handle
 from mcpgen._server._defs import ToolDef
 from mcpgen._server._mrtr import input_response
-from mcpgen.stores import TaskEvent, TaskState
+from mcpgen.stores import ReplyEvent, TaskEvent, TaskState
 from mcpgen_types import ext_tasks as x
 from mcpgen_types import latest as t
 
 __all__ = [
     "GET_SHAPES",
+    "TASK_INPUT",
     "Nowhere",
     "Handle",
     "Publish",
@@ -48,6 +49,8 @@ __all__ = [
     "error_object",
     "event",
     "fields",
+    "input_event",
+    "input_of",
     "issue",
     "missing",
     "task_call",
@@ -62,7 +65,29 @@ TERMINAL = frozenset({COMPLETED, FAILED, CANCELLED})
 
 
 Spawn = Callable[[Coroutine[Any, Any, None]], Handle]  # how a task's work starts
-Publish = Callable[[TaskEvent], None]  # how a status change gets onto the bus
+Publish = Callable[[TaskEvent | ReplyEvent], None]  # how a status change gets onto the bus
+
+# A task runs on the worker that started it; answers to its input requests (tasks/update)
+# that reach another worker travel to it on the bus, as a `ReplyEvent` whose session id
+# is this prefix and the task id (legacy session ids hold no "/").
+TASK_INPUT = "task/"
+
+
+class _Input(msgspec.Struct, frozen=True):
+    principal: str | None
+    responses: dict[str, Any]
+
+
+def input_event(task_id: str, principal: str | None, responses: dict[str, Any]) -> ReplyEvent:
+    return ReplyEvent(TASK_INPUT + task_id, msgspec.msgpack.encode(_Input(principal, responses)))
+
+
+def input_of(event: ReplyEvent) -> tuple[str, str | None, dict[str, Any]] | None:
+    """(task id, principal, responses) of a forwarded tasks/update, else None."""
+    if not event.session_id.startswith(TASK_INPUT):
+        return None
+    found = msgspec.msgpack.decode(event.frame, type=_Input)
+    return event.session_id[len(TASK_INPUT) :], found.principal, found.responses
 
 
 def declared(call: Call) -> bool:

@@ -102,7 +102,8 @@ class TaskEvent(msgspec.Struct, frozen=True, tag="task"):
 
 class ReplyEvent(msgspec.Struct, frozen=True, tag="reply"):
     """A legacy client's response frame to a server-to-client request, for the worker
-    that holds the session's request awaiting it."""
+    that holds the session's request awaiting it; or (`session_id` "task/<task id>")
+    the answers of a tasks/update, for the worker that runs the task."""
 
     session_id: str
     frame: bytes

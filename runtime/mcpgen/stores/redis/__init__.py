@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -33,6 +33,8 @@ __all__ = [
     "RedisTaskStore",
     "redacted",
 ]
+
+S = TypeVar("S")  # the server a lifespan is entered for
 
 
 class RedisStores(msgspec.Struct, frozen=True):
@@ -66,13 +68,13 @@ class RedisStores(msgspec.Struct, frozen=True):
         )
 
     def checked(
-        self, inner: Callable[[Any], AbstractAsyncContextManager[Any]] | None
-    ) -> Callable[[Any], AbstractAsyncContextManager[Any]]:
+        self, inner: Callable[[S], AbstractAsyncContextManager[Any]] | None
+    ) -> Callable[[S], AbstractAsyncContextManager[Any]]:
         """A server lifespan that first makes sure Redis answers (so a worker that
         cannot reach it fails at startup, with the reason), then enters `inner`."""
 
         @asynccontextmanager
-        async def lifespan(server: Any) -> AsyncIterator[Any]:
+        async def lifespan(server: S) -> AsyncIterator[Any]:
             await self.connection.ping()
             if inner is None:
                 yield None

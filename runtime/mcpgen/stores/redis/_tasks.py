@@ -6,7 +6,9 @@ running (working or input_required) also has a lease, `t-lease:<id>`, which the 
 that last wrote it as running renews every `lease / 3` seconds while it holds it. A
 worker that dies stops renewing; once its lease has run out, the next `get` on any
 worker fails the task with a clear error and stores that, so no task stays "working"
-forever. A record that says a task is over ends its lease.
+forever. A record that says a task is over, written by any worker, turns its lease
+into a tombstone (`done`, kept as long as the record): the owner's next renewal sees
+it and stops renewing. A lease that ran out while Redis was away is renewed again.
 """
 
 from __future__ import annotations
@@ -29,6 +31,22 @@ _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder(TaskState).decode
 _RUNNING = frozenset({"working", "input_required"})
 LEASE_LOST = -32603  # the JSON-RPC code of a task failed because its worker went away
+_DONE = b"done"
+
+# KEYS: (lease, record) pairs; ARGV[1]: the lease in ms. Returns, per pair, 0 when
+# the task is over or gone (stop renewing), else 1.
+_RENEW = """
+local out = {}
+for i = 1, #KEYS, 2 do
+  if redis.call('GET', KEYS[i]) == 'done' or redis.call('EXISTS', KEYS[i + 1]) == 0 then
+    table.insert(out, 0)
+  else
+    redis.call('SET', KEYS[i], '1', 'PX', ARGV[1])
+    table.insert(out, 1)
+  end
+end
+return out
+"""
 
 
 class RedisTaskStore:
@@ -49,21 +67,21 @@ class RedisTaskStore:
         self._lease_key = connection.prefix + "t-lease:"
         self._held: set[str] = set()  # running tasks whose lease this worker renews
         self._renewer: asyncio.Task[None] | None = None
+        self._renew_script = connection.client.register_script(_RENEW)
 
     async def put(self, state: TaskState) -> None:
         data = _encode(state)
         key, lease_key = self._key + state.id, self._lease_key + state.id
         async with guard(self.connection.url):
             pipe = self.connection.client.pipeline(transaction=True)
-            if state.ttl_ms is None:
-                pipe.set(key, data)
-            else:
-                left = state.created_ms + state.ttl_ms - int(self.clock() * 1000)
-                pipe.set(key, data, px=max(1, left))
+            left = None
+            if state.ttl_ms is not None:
+                left = max(1, state.created_ms + state.ttl_ms - int(self.clock() * 1000))
+            pipe.set(key, data, px=left)
             if state.status in _RUNNING:
                 pipe.set(lease_key, b"1", px=int(self.lease * 1000))
             else:
-                pipe.delete(lease_key)
+                pipe.set(lease_key, _DONE, px=left)
             await pipe.execute()
         if state.status in _RUNNING:
             self._held.add(state.id)
@@ -75,15 +93,15 @@ class RedisTaskStore:
         async with guard(self.connection.url):
             pipe = self.connection.client.pipeline(transaction=False)
             pipe.get(self._key + task_id)
-            pipe.exists(self._lease_key + task_id)
-            data, leased = await pipe.execute()
+            pipe.get(self._lease_key + task_id)
+            data, lease = await pipe.execute()
         if data is None:
             return None
         state = _decode(data)
         if state.ttl_ms is not None and self.clock() * 1000 >= state.created_ms + state.ttl_ms:
             await self.delete(task_id)
             return None
-        if state.status in _RUNNING and not leased and task_id not in self._held:
+        if state.status in _RUNNING and lease in (None, _DONE) and task_id not in self._held:
             state = await self._fail_orphan(state)
         return state
 
@@ -114,14 +132,18 @@ class RedisTaskStore:
         while self._held:
             await asyncio.sleep(self.lease / 3)
             held = list(self._held)
+            if not held:
+                continue
+            keys = [k for i in held for k in (self._lease_key + i, self._key + i)]
             try:
                 async with guard(self.connection.url):
-                    pipe = self.connection.client.pipeline(transaction=False)
-                    for task_id in held:
-                        pipe.set(self._lease_key + task_id, b"1", px=int(self.lease * 1000))
-                    await pipe.execute()
+                    kept = await self._renew_script(keys=keys, args=[int(self.lease * 1000)])
             except StoreUnavailableError as exc:  # keep trying: Redis may come back in time
                 log.warning("cannot renew task leases: %s", exc)
+                continue
+            for task_id, alive in zip(held, kept, strict=True):
+                if not alive:  # another worker wrote it as over (e.g. cancelled it)
+                    self._held.discard(task_id)
 
     async def aclose(self) -> None:
         """Stop renewing (the leases then run out: for tests and shutdown)."""
