@@ -23,7 +23,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mcpgen import Client, ToolTask
+from mcpgen import Client, HttpStatusError, ToolTask
+from mcpgen_types import ext_tasks as x
 from tests.conformance import runner
 from tests.conformance.test_conformance import MIN_SCENARIOS, TASK_SCENARIOS
 from tests.processes import free_port
@@ -373,3 +374,71 @@ def test_serve_runs_workers_on_one_port_sharing_redis(tmp_path: Path) -> None:
     assert proc.returncode == 0, text
     assert "MCPGEN_STATE_KEYS is unset" in text and "2 workers" in text
     assert not {pid for pid in started if alive(pid)}
+
+
+def _connections_to(port: int) -> int:
+    """Established TCP connections whose server side is the loopback `port`."""
+    count = 0
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[1].split(":")[1], 16) == port and fields[3] == "01":
+            count += 1
+    return count
+
+
+def test_a_worker_killed_mid_request_fails_that_request_only(tmp_path: Path) -> None:
+    """kill -9 the worker running a legacy session's tools/call: that call fails (nginx
+    does not send a POST twice: it may have run), the session goes on at once through
+    the other worker."""
+    with cluster(2, tmp_path / "run.log") as running:
+
+        async def scenario() -> None:
+            async with Client.http(running.url, era="legacy") as client:
+                await client.call_tool("greet", {"name": "a"})
+                ports = {pid: worker_port(pid) for pid in running.worker_pids()}
+                before = {pid: _connections_to(port) for pid, port in ports.items()}
+                call = asyncio.ensure_future(client.call_tool("slow_compute", {"seconds": 5}))
+                busy: list[int] = []
+                for _ in range(200):
+                    await asyncio.sleep(0.02)
+                    busy = [p for p, port in ports.items() if _connections_to(port) > before[p]]
+                    if len(busy) == 1:
+                        break
+                assert len(busy) == 1, (before, busy)
+                os.kill(busy[0], signal.SIGKILL)
+                with pytest.raises(HttpStatusError) as failed:
+                    await call
+                assert failed.value.status == 502
+                result = await client.call_tool("greet", {"name": "b"})
+                assert result.content[0].text == "Hello, b!"  # type: ignore[union-attr]
+
+        asyncio.run(scenario())
+
+
+def test_a_task_whose_worker_died_fails_cleanly(tmp_path: Path) -> None:
+    """Both workers killed in turn while a task runs (so its own worker surely died):
+    polling through the restarted workers sees it failed with a clear error once its
+    lease runs out, never left working."""
+    with cluster(2, tmp_path / "run.log") as running:
+
+        async def scenario() -> x.GetTaskResult:
+            async with Client.http(running.url, era="modern") as client:
+                handle = await client.call_tool("slow_compute", {"seconds": 120}, task=True)
+                assert isinstance(handle, ToolTask), handle
+                for victim in running.worker_pids():
+                    port = worker_port(victim)
+                    os.kill(victim, signal.SIGKILL)
+                    while not refused(port):
+                        await asyncio.sleep(0.02)
+                    while refused(port):  # run.sh starts it again
+                        await asyncio.sleep(0.1)
+                for _ in range(120):
+                    state = await client.get_task(handle.id)
+                    if state.status != "working":
+                        return state
+                    await asyncio.sleep(0.5)
+                raise AssertionError("the orphaned task stayed working")
+
+        state = asyncio.run(scenario())
+        assert isinstance(state, x.GetTaskResultFailed), state
+        assert state.error.message, state
