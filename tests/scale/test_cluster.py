@@ -25,8 +25,11 @@ import pytest
 
 from mcpgen import Client, HttpStatusError, ToolTask
 from mcpgen_types import ext_tasks as x
+from tests import tooling
 from tests.conformance import runner
 from tests.conformance.test_conformance import MIN_SCENARIOS, TASK_SCENARIOS
+from tests.interop import test_npm_clients as npm
+from tests.interop import test_official_python as official_py
 from tests.processes import free_port
 from tests.scale.cluster_run import (
     REPO,
@@ -442,3 +445,42 @@ def test_a_task_whose_worker_died_fails_cleanly(tmp_path: Path) -> None:
         state = asyncio.run(scenario())
         assert isinstance(state, x.GetTaskResultFailed), state
         assert state.error.message, state
+
+
+# -- the official clients through the balancer (3 workers) --------------------------------
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_the_official_python_client_through_the_cluster(mode: str, three: Cluster) -> None:
+    """Its legacy run includes an elicitation: a server-to-client request whose answer
+    may reach any worker."""
+    code, report, stderr = official_py._run_client(
+        tooling.official_python(), ["--mode", mode, "--url", three.url]
+    )
+    assert code == 0 and not report["errors"], (report.get("errors"), stderr[-3000:])
+    steps = report["steps"]
+    assert steps["call_tool"] == {"isError": False, "texts": [official_py.SIMPLE_TEXT]}
+    assert steps["read_resource"]["texts"] == [official_py.STATIC_TEXT]
+    if mode == "legacy":
+        assert report["protocolVersion"] == "2025-11-25"
+        official_py._check_legacy_round(report)
+    else:
+        assert report["protocolVersion"] == "2026-07-28"
+
+
+@pytest.mark.needs_node
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_the_typescript_client_through_the_cluster(mode: str, three: Cluster) -> None:
+    config = {
+        "nodeModules": str(tooling.npm_package(npm.V2_CLIENT)),
+        "transport": "http",
+        "mode": mode,
+        "timeoutMs": npm.REQUEST_TIMEOUT_MS,
+        "url": three.url,
+    }
+    doc = npm._run_client(tooling.node22(), "npm_client_v2.mjs", config, None)
+    npm._check_common(doc)
+    if mode == "legacy":
+        npm._check_legacy(doc)
+    else:
+        npm._check_modern(doc, "http")
