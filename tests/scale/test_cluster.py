@@ -362,7 +362,8 @@ def test_serve_runs_workers_on_one_port_sharing_redis(tmp_path: Path) -> None:
                 await calls(client, "a")
                 victim = _fd_workers(proc.pid)[0]
                 os.kill(victim, signal.SIGKILL)
-                _wait(lambda: not alive(victim), "the worker dies")
+                # Reaped by the supervisor: every thread gone, its connections closed.
+                _wait(lambda: not Path(f"/proc/{victim}").exists(), "the worker is reaped")
                 await calls(client, "b")
                 _wait(lambda: len(_fd_workers(proc.pid)) == 2, "the supervisor restarts it")
                 await calls(client, "c")
