@@ -21,6 +21,8 @@ from typing import Annotated
 import typer
 
 from mcpgen._api import Server
+from mcpgen._errors import ConfigurationError
+from mcpgen.cli._workers import REDIS_ENV, Supervisor, bind, serve_socket, share_state_keys
 
 __all__ = ["load_server", "serve", "split_spec"]
 
@@ -87,16 +89,80 @@ def serve(
         list[str] | None,
         typer.Option("--path", help="A directory to import from (repeatable)."),
     ] = None,
+    workers: Annotated[
+        int, typer.Option("--workers", help="HTTP: worker processes sharing the port.")
+    ] = 1,
+    redis: Annotated[
+        str | None,
+        typer.Option("--redis", help=f"Redis URL for the shared state (or {REDIS_ENV})."),
+    ] = None,
+    allow_memory: Annotated[
+        bool,
+        typer.Option(
+            "--allow-memory",
+            help="Run several workers without Redis: only stateless modern requests work.",
+        ),
+    ] = False,
+    fd: Annotated[int | None, typer.Option("--fd", hidden=True)] = None,
 ) -> None:
-    """Run the mcpgen Server SPEC names, on stdio (default) or Streamable HTTP."""
+    """Run the mcpgen Server SPEC names, on stdio (default) or Streamable HTTP.
+
+    With `--workers N` (HTTP), N processes serve one port; they share legacy sessions,
+    listen streams, tasks and SSE replay through Redis (`--redis URL` or MCPGEN_REDIS_URL),
+    which several workers need unless `--allow-memory` is given."""
     if transport not in ("stdio", "http"):
         raise typer.BadParameter(f"--transport must be stdio or http, not {transport!r}")
+    if workers < 1:
+        raise typer.BadParameter("--workers must be at least 1")
+    if workers > 1 and transport != "http":
+        raise typer.BadParameter("--workers needs --transport http")
+    redis = redis or os.environ.get(REDIS_ENV) or None
+    if workers > 1 and not redis and not allow_memory:
+        typer.echo(
+            f"error: --workers {workers} needs shared state: give --redis URL (or set "
+            f"{REDIS_ENV}). Without it each worker keeps its own legacy sessions, listen "
+            "streams and tasks, and a request routed to another worker fails. "
+            "--allow-memory runs them anyway (fine for stateless modern requests only).",
+            err=True,
+        )
+        raise typer.Exit(2)
+    if redis:
+        os.environ[REDIS_ENV] = redis  # read by the Server, in this process and its workers
     try:
+        if fd is None and (redis or workers > 1):
+            share_state_keys(sys.stderr)
         server = load_server(spec, path)
-    except LookupError as exc:
+    except (LookupError, ConfigurationError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    if transport == "stdio":
+    if fd is not None:
+        serve_socket(server, fd)
+    elif transport == "stdio":
         server.run()
-    else:
+    elif workers == 1:
         server.run(transport="http", host=host, port=port)
+    else:
+        _serve_workers(spec, path or [], host, port, workers, redis)
+
+
+def _serve_workers(
+    spec: str, paths: list[str], host: str, port: int, workers: int, redis: str | None
+) -> None:
+    from mcpgen.transports import HttpOptions  # noqa: PLC0415 (the http extra)
+    from mcpgen.transports._asgi import served_urls  # noqa: PLC0415
+
+    try:
+        sock = bind(host, port)
+    except OSError as exc:
+        typer.echo(f"error: cannot listen on {host}:{port}: {exc}", err=True)
+        raise typer.Exit(2) from None
+    argv = [sys.executable, "-m", "mcpgen", "serve", spec, "--transport", "http"]
+    for extra in paths:
+        argv += ["--path", os.path.abspath(extra)]
+    supervisor = Supervisor(argv, sock, workers)
+    sys.stderr.write(served_urls(HttpOptions(), host, sock.getsockname()[1]))
+    sys.stderr.write(f"mcpgen: {workers} workers{'' if redis else ' (no shared state)'}\n")
+    sys.stderr.flush()
+    status = supervisor.run()
+    if status:
+        raise typer.Exit(status)

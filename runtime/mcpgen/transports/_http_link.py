@@ -272,19 +272,39 @@ class HttpLink(LinkBase):
             await asyncio.wait_for(opened.wait(), wait)
 
     async def _get(self, opened: asyncio.Event) -> None:
-        headers = {
-            **self.base_headers,
-            **self.version_header,
-            "accept": "text/event-stream",
-            "mcp-session-id": self.session_id or "",
-        }
-        try:
-            async with self.client.stream("GET", self.url, headers=headers) as response:
-                opened.set()
-                if response.status_code == 200:
-                    await self._events(response, 200, None)
-        except Exception:  # a server without a standalone stream: nothing to listen to
-            opened.set()
+        """The session's GET stream; once it was open, a cut (its server died: behind a
+        balancer another one serves the session) is followed by a new GET from the last
+        event id, `max_resumptions` failed attempts in a row at most."""
+        last_id, retry_ms, failures = None, 1000, 0
+        while failures <= self.max_resumptions:
+            headers = {
+                **self.base_headers,
+                **self.version_header,
+                "accept": "text/event-stream",
+                "mcp-session-id": self.session_id or "",
+            }
+            if last_id is not None:
+                headers["last-event-id"] = last_id
+            try:
+                async with self.client.stream("GET", self.url, headers=headers) as response:
+                    status = response.status_code
+                    if status != 200 and (not opened.is_set() or status in (404, 405)):
+                        opened.set()
+                        return  # no standalone stream, or the session is gone
+                    opened.set()
+                    if response.status_code == 200:
+                        failures = 0
+                        async for event in sse_events(raw_lines(response.aiter_bytes())):
+                            last_id = event.id if event.id is not None else last_id
+                            retry_ms = event.retry if event.retry is not None else retry_ms
+                            if payload := event.data.strip():
+                                self.on_message(payload.encode(errors="surrogateescape"), 200, None)
+            except Exception:
+                if not opened.is_set():  # a server without a standalone stream
+                    opened.set()
+                    return
+            failures += 1
+            await asyncio.sleep(retry_ms / 1000)
 
     async def close(self) -> None:
         if self.session_id is not None and self._client is not None:
