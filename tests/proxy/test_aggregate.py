@@ -129,3 +129,12 @@ def test_a_list_change_of_either_upstream_reaches_the_client(era: str) -> None:
 def test_prefixes_are_checked(upstreams: dict[str, Any]) -> None:
     with pytest.raises(ConfigurationError, match="prefixes"):
         Proxy(upstreams)
+
+
+def test_a_mapping_of_one_upstream_is_prefixed_too() -> None:
+    async def main() -> set[str]:
+        async with Client.memory(Proxy({"one": UPSTREAM})) as client:
+            return {tool.name for tool in await client.list_tools()}
+
+    names = asyncio.run(main())
+    assert "one_greet" in names and "greet" not in names

@@ -76,13 +76,14 @@ class Proxy(Server):
             raise ConfigurationError("a Proxy's lifespan is its upstream connection")
         options.setdefault("sync_workers", 0)  # every handler forwards: all async
         super().__init__(name, lifespan=_connected, **options)
-        if not targets or (len(targets) > 1 and not all(_PREFIX.fullmatch(p) for p in targets)):
+        prefixed = isinstance(upstream, Mapping)  # even a mapping of one: names stay stable
+        if not targets or (prefixed and not all(_PREFIX.fullmatch(p) for p in targets)):
             raise ConfigurationError(
                 "upstreams: a mapping of prefixes (letters, digits, '-'; no '_') to upstreams"
             )
         self.mounts = [
             Mount(
-                prefix if len(targets) > 1 else "",
+                prefix,
                 target,
                 input_timeout=input_timeout,
                 headers=headers,
