@@ -26,6 +26,7 @@ from mcpgen._errors import ClientError, ConfigurationError, McpError
 from mcpgen._server._bus import PROMPTS, RESOURCES, TOOLS
 from mcpgen.proxy._mirror import completion_def
 from mcpgen.proxy._mount import ALL, Mount, Upstream, merge, routed_completion
+from mcpgen.proxy._route import Router
 
 __all__ = ["Proxy", "UpstreamEra"]
 
@@ -155,6 +156,11 @@ async def _connected(proxy: Proxy) -> AsyncIterator[Proxy]:
         for mount in proxy.mounts:
             await stack.enter_async_context(mount.upstream)
         await proxy.refresh()
+        if proxy._bus is not None:  # shared: continuations go to the process holding them
+            router = Router(proxy.core.bus, lambda: [m.bridge for m in proxy.mounts])
+            stack.callback(router.close)
+            for mount in proxy.mounts:
+                mount.bridge.remote = router.remote
         watchers = [asyncio.ensure_future(proxy._watch_quietly(m)) for m in proxy.mounts]
         try:
             yield proxy
