@@ -52,8 +52,9 @@ class Proxy(Server):
     forces one (for all, or per prefix in a mapping). `input_timeout`: seconds a downstream
     client gets to answer an input request the upstream sent before the upstream call is
     cancelled. `timeout`: of each upstream request. Other keywords are the `Server`'s
-    (name, state_keys, keys, ...). The upstreams are connected while the server serves
-    (its lifespan).
+    (name, state_keys, keys, ...); with a shared bus (`redis=`, `bus=`) a continuation
+    reaching a worker that does not hold its upstream call is carried to the one that
+    does (`_route`). The upstreams are connected while the server serves (its lifespan).
     """
 
     def __init__(
