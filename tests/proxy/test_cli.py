@@ -4,6 +4,7 @@ the eras crossed, an upstream elicitation answered by the downstream client."""
 from __future__ import annotations
 
 import asyncio
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -76,3 +77,43 @@ def test_an_http_upstream_served_on_stdio(upstream_era: str, tmp_path: Path) -> 
         command = [MCPGEN, "proxy", "--upstream-era", upstream_era, url]
         client = Client.stdio(command, era="modern", on_elicitation=_answer)
         assert asyncio.run(_elicited(client)) == "Hello, What is your name?!"
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_several_upstreams_mounted(era: str, tmp_path: Path) -> None:
+    """`--upstream NAME=TARGET`, repeated: a command and a URL upstream under prefixes."""
+    command_line = shlex.join([sys.executable, str(EVERYTHING), "--transport", "stdio"])
+    with everything_http(tmp_path / "upstream.log") as url:
+        command = [MCPGEN, "proxy", "--upstream", f"cmd={command_line}", "--upstream", f"web={url}"]
+
+        async def main() -> list[str]:
+            async with Client.stdio(command, era=era, on_elicitation=_answer) as client:
+                names = {tool.name for tool in await client.list_tools()}
+                assert {"cmd_greet", "web_greet"} <= names and "greet" not in names
+                texts = []
+                for prefix in ("cmd", "web"):
+                    result = await client.call_tool(
+                        f"{prefix}_test_input_required_result_elicitation"
+                    )
+                    block = result.content[0]
+                    assert isinstance(block, t.TextContent)
+                    texts.append(block.text)
+                return texts
+
+        assert asyncio.run(main()) == ["Hello, What is your name?!"] * 2
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--upstream", "noequals"], "--upstream takes NAME=URL"),
+        (["--upstream", "a=x", "--upstream", "a=y"], "is given twice"),
+        (["--upstream", "a=x", "https://example.test/mcp"], "either --upstream options"),
+    ],
+)
+def test_bad_upstream_options_are_refused(extra: list[str], message: str) -> None:
+    proc = subprocess.run(
+        [MCPGEN, "proxy", *extra], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == 2
+    assert message in " ".join(proc.stderr.split())

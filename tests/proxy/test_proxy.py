@@ -337,3 +337,42 @@ def test_a_parked_call_expires_after_input_timeout() -> None:
                 await client.connection.raw_request("tools/call", retry)
 
     asyncio.run(main())
+
+
+def test_with_a_shared_bus_a_continuation_reaches_the_process_holding_its_call() -> None:
+    """Two proxies on one Redis: the rounds of one call alternate between them, each
+    continuation served by whichever holds the upstream call."""
+    from tests.stores.redis_server import redis_url
+
+    url, keys = redis_url(), ["k" * 32]
+    call = {"name": "test_input_required_result_multi_round", "arguments": {}}
+    answers = {"name": {"name": "Ada"}, "color": {"color": "green"}}
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        first = _proxy("legacy", state_keys=keys, redis=url)
+        second = _proxy("legacy", state_keys=keys, redis=url)
+        options: Any = {"era": "modern", "on_elicitation": lambda p: {"action": "cancel"}}
+        async with Client.memory(first, **options) as a, Client.memory(second, **options) as b:
+            rounds: list[dict[str, Any]] = []
+            params: dict[str, Any] = call
+            for client in (a, b, a, b, a, b):
+                raw = msgspec.json.decode(
+                    await client.connection.raw_request("tools/call", params) or b""
+                )
+                rounds.append(raw)
+                if raw.get("resultType") != "input_required":
+                    break
+                responses = {}
+                for key, request in raw["inputRequests"].items():
+                    message = request["params"]["message"]
+                    found = next(v for k, v in answers.items() if k in message)
+                    responses[key] = {"action": "accept", "content": found}
+                params = {**call, "inputResponses": responses, "requestState": raw["requestState"]}
+            gone = {**call, "inputResponses": {}, "requestState": rounds[0]["requestState"]}
+            with pytest.raises(McpError, match="another proxy process"):
+                await b.connection.raw_request("tools/call", gone)  # finished: nobody holds it
+            return rounds[0], rounds[-1]
+
+    first_round, last = asyncio.run(main())
+    assert first_round["resultType"] == "input_required"
+    assert "Ada" in last["content"][0]["text"] and "green" in last["content"][0]["text"]

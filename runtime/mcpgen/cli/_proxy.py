@@ -1,12 +1,15 @@
-"""`mcpgen proxy (URL | -- COMMAND ARGS...)`: serve an upstream MCP server to clients of
-both eras, on stdio or Streamable HTTP (see `mcpgen.proxy` and docs/guide/proxy.md).
+"""`mcpgen proxy (URL | -- COMMAND ARGS... | --upstream NAME=TARGET ...)`: serve upstream
+MCP servers to clients of both eras, on stdio or Streamable HTTP (see `mcpgen.proxy` and
+docs/guide/proxy.md).
 
     mcpgen proxy --transport http --port 8080 -- python server.py
     mcpgen proxy --upstream-era legacy https://example.test/mcp
+    mcpgen proxy --upstream weather=https://example.test/mcp --upstream 'files=python fs.py'
 """
 
 from __future__ import annotations
 
+import shlex
 from typing import Annotated
 
 import typer
@@ -19,6 +22,23 @@ __all__ = ["proxy"]
 _ERAS: dict[str, UpstreamEra] = {"auto": "auto", "legacy": "legacy", "modern": "modern"}
 
 
+def _mounts(specs: list[str]) -> dict[str, str | list[str]]:
+    """`NAME=TARGET` options as the prefix -> upstream mapping (TARGET: a URL, or a
+    command line quoted as a shell would split it)."""
+    mounts: dict[str, str | list[str]] = {}
+    for spec in specs:
+        name, sep, target = spec.partition("=")
+        if not sep or not name or not target.strip():
+            raise typer.BadParameter(
+                f"--upstream takes NAME=URL or NAME='COMMAND ARGS', not {spec!r}"
+            )
+        if name in mounts:
+            raise typer.BadParameter(f"--upstream {name!r} is given twice")
+        url = target.startswith(("http://", "https://"))
+        mounts[name] = target if url else shlex.split(target)
+    return mounts
+
+
 def proxy(
     words: Words = None,
     transport: Annotated[str, typer.Option("--transport", help="stdio or http.")] = "stdio",
@@ -27,8 +47,17 @@ def proxy(
     upstream_era: Annotated[
         str, typer.Option("--upstream-era", help="auto (probe), legacy or modern.")
     ] = "auto",
+    upstream: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--upstream",
+            help="NAME=URL or NAME='COMMAND ARGS' (repeat): serve several upstreams, "
+            "their tools and prompts named NAME_...",
+        ),
+    ] = None,
 ) -> None:
-    """Serve the upstream server (URL, or a command after `--`) to clients of both eras."""
+    """Serve the upstream server (URL, or a command after `--`; or several `--upstream`)
+    to clients of both eras."""
     if transport not in ("stdio", "http"):
         raise typer.BadParameter(f"--transport must be stdio or http, not {transport!r}")
     era = _ERAS.get(upstream_era)
@@ -36,8 +65,13 @@ def proxy(
         raise typer.BadParameter(
             f"--upstream-era must be auto, legacy or modern, not {upstream_era!r}"
         )
-    target, _ = split(words or [])
-    server = Proxy(target, upstream_era=era)
+    if upstream:
+        if words:
+            raise typer.BadParameter("give either --upstream options or one URL / command")
+        server = Proxy(_mounts(upstream), upstream_era=era)
+    else:
+        target, _ = split(words or [])
+        server = Proxy(target, upstream_era=era)
     if transport == "stdio":
         server.run()
     else:

@@ -12,7 +12,8 @@ the answer goes upstream as the reply (legacy upstream) or the next round's
 `inputResponses` (modern upstream), and the upstream call simply goes on.
 
 The same path serves all four era combinations. A pending call lives in this process
-only: a continuation that reaches another worker finds no call and fails.
+only: a continuation that reaches another worker finds no call and fails, unless a
+shared bus carries it to the owner (`remote`, see `_route`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 import msgspec
@@ -29,9 +30,13 @@ from mcpgen._errors import McpError
 from mcpgen._server._context import Context, InputRequired
 from mcpgen_types import latest as t
 
-__all__ = ["PENDING", "InputBridge", "Start"]
+__all__ = ["GONE", "PENDING", "InputBridge", "Start"]
 
 PENDING: Final = "mcpgen/proxy-call"  # the handler-state key naming the pending call
+GONE: Final = (
+    "the upstream call this request continues is gone (it timed out, or another proxy "
+    "process holds it)"
+)
 GATHER_SECONDS: Final = 0.05  # how long after an input request the next one still joins it
 
 Progress = Callable[[float, float | None, str | None], None]
@@ -50,7 +55,7 @@ class PendingCall:
 
     def __init__(self, ctx: Context) -> None:
         self.id = secrets.token_urlsafe(16)
-        self.ctx = ctx
+        self.ctx: Context | None = ctx  # None: a round continued from another process
         self.asks: asyncio.Queue[_Ask] = asyncio.Queue()
         self.open: dict[str, _Ask] = {}
         self.seq = 0
@@ -58,7 +63,8 @@ class PendingCall:
         self.timer: asyncio.TimerHandle | None = None
 
     def progress(self, progress: float, total: float | None, message: str | None) -> None:
-        self.ctx.progress(progress, total, message)
+        if self.ctx is not None:
+            self.ctx.progress(progress, total, message)
 
 
 class InputBridge:
@@ -70,6 +76,8 @@ class InputBridge:
         self.timeout = timeout
         self.calls: dict[str, PendingCall] = {}  # by id: waiting for a downstream round
         self.running: set[PendingCall] = set()
+        # With a shared bus: continues a call this process does not hold (`_route`).
+        self.remote: Callable[[str, Mapping[str, Any]], Awaitable[Any]] | None = None
         self._current: contextvars.ContextVar[PendingCall | None] = contextvars.ContextVar(
             "mcpgen_proxy_call", default=None
         )
@@ -98,7 +106,7 @@ class InputBridge:
         """An upstream log message goes to the client of the call it is about (the one
         running call); the downstream request's own level decides whether it is sent."""
         call = self._current.get() or self._sole()
-        if call is not None:
+        if call is not None and call.ctx is not None:
             call.ctx.log(level, data, logger)
 
     async def elicit(self, params: t.ElicitRequestParams) -> Any:
@@ -116,7 +124,10 @@ class InputBridge:
         `InputRequired` for the upstream's next input request."""
         state = ctx.state
         if type(state) is dict and PENDING in state:
-            call = self._resume(ctx, state[PENDING])
+            call_id = state[PENDING]
+            if self.remote is not None and call_id not in self.calls:
+                return await self.remote(str(call_id), ctx.input_responses)
+            call = self._resume(call_id, ctx.input_responses, ctx)
         else:
             call = PendingCall(ctx)
             token = self._current.set(call)
@@ -131,19 +142,27 @@ class InputBridge:
             self._end(call)
             raise
 
-    def _resume(self, ctx: Context, call_id: object) -> PendingCall:
+    async def resume(self, call_id: str, responses: Mapping[str, Any]) -> Any:
+        """Continue the parked call `call_id` with `responses` for a round that reached
+        another process: its outcome, as `forward`'s (progress and logs are dropped)."""
+        call = self._resume(call_id, responses, None)
+        try:
+            return await self._next(call)
+        except BaseException:
+            self._end(call)
+            raise
+
+    def _resume(
+        self, call_id: object, responses: Mapping[str, Any], ctx: Context | None
+    ) -> PendingCall:
         call = self.calls.pop(call_id, None) if isinstance(call_id, str) else None
         if call is None:
-            raise McpError(
-                t.INVALID_PARAMS,
-                "the upstream call this request continues is gone (it timed out, or "
-                "another proxy process holds it)",
-            )
+            raise McpError(t.INVALID_PARAMS, GONE)
         if call.timer is not None:
             call.timer.cancel()
         call.ctx = ctx
         for key, ask in list(call.open.items()):
-            answer = ctx.input_responses.get(key)
+            answer = responses.get(key)
             if answer is not None:  # unanswered ones are asked again
                 del call.open[key]
                 if not ask.answer.done():  # the upstream may have given up meanwhile

@@ -45,8 +45,9 @@ class _AsIs:
         return dict(arguments)
 
 
-def tool_def(pick: Pick, bridge: InputBridge, tool: t.Tool) -> ToolDef | None:
-    """The proxy's entry for an upstream tool (None: its header annotations are invalid)."""
+def tool_def(pick: Pick, bridge: InputBridge, tool: t.Tool, prefix: str = "") -> ToolDef | None:
+    """The proxy's entry for an upstream tool, served as `prefix + tool.name` (None: its
+    header annotations are invalid)."""
     name = tool.name
 
     async def forward(**arguments: Any) -> Any:
@@ -64,10 +65,10 @@ def tool_def(pick: Pick, bridge: InputBridge, tool: t.Tool) -> ToolDef | None:
         log.warning("not serving upstream tool %r: %s", name, exc)
         return None
     return ToolDef(
-        name=name,
+        name=prefix + name,
         fn=forward,
         is_async=True,
-        definition=tool,
+        definition=msgspec.structs.replace(tool, name=prefix + name) if prefix else tool,
         args_type=None,
         validator=_AsIs(),
         context_param=_CTX,
@@ -129,7 +130,7 @@ def template_def(
     return TemplateDef(matcher, template, fn, is_async=True, context_param=_CTX)
 
 
-def prompt_def(pick: Pick, bridge: InputBridge, prompt: t.Prompt) -> PromptDef:
+def prompt_def(pick: Pick, bridge: InputBridge, prompt: t.Prompt, prefix: str = "") -> PromptDef:
     name = prompt.name
     declared = prompt.arguments if prompt.arguments is not msgspec.UNSET else []
     required = tuple(a.name for a in declared if a.required is True)
@@ -147,8 +148,8 @@ def prompt_def(pick: Pick, bridge: InputBridge, prompt: t.Prompt) -> PromptDef:
         return await bridge.forward(ctx, start)
 
     return PromptDef(
-        name,
-        prompt,
+        prefix + name,
+        msgspec.structs.replace(prompt, name=prefix + name) if prefix else prompt,
         forward,
         is_async=True,
         context_param=_CTX,

@@ -14,20 +14,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
-from collections.abc import AsyncIterator, Sequence
+import re
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Literal
 
 import msgspec
 
 from mcpgen._api import Server
-from mcpgen._api_client import Client
 from mcpgen._errors import ClientError, ConfigurationError, McpError
 from mcpgen._server._bus import PROMPTS, RESOURCES, TOOLS
-from mcpgen.proxy._input import InputBridge
-from mcpgen.proxy._mirror import completion_def, prompt_def, resource_def, template_def, tool_def
-from mcpgen.proxy._pool import Upstreams
+from mcpgen.proxy._mirror import completion_def
+from mcpgen.proxy._mount import ALL, Mount, Upstream, merge, routed_completion
+from mcpgen.proxy._route import Router
 
 __all__ = ["Proxy", "UpstreamEra"]
 
@@ -35,7 +34,7 @@ log = logging.getLogger("mcpgen.proxy")
 
 UpstreamEra = Literal["auto", "legacy", "modern"]
 
-_ALL = (TOOLS, PROMPTS, RESOURCES)
+_PREFIX = re.compile(r"[A-Za-z0-9-]+")
 _LIST_CHANGED = {
     "notifications/tools/list_changed": TOOLS,
     "notifications/prompts/list_changed": PROMPTS,
@@ -46,20 +45,23 @@ _LIST_CHANGED = {
 class Proxy(Server):
     """Serve the MCP server `upstream` (a URL, or a command line as a list of strings)
     as this server, to clients of either era over any transport (`run`, `asgi_app`,
-    `Client.memory`).
+    `Client.memory`). A mapping of prefixes to upstreams serves them all (aggregation):
+    tools and prompts named `prefix_name`, resources and templates under their URIs.
 
-    `upstream_era`: "auto" probes the era the upstream speaks; "legacy" or "modern"
-    forces one. `input_timeout`: seconds a downstream client gets to answer an input
-    request the upstream sent before the upstream call is cancelled. `timeout`: of each
-    upstream request. Other keywords are the `Server`'s (name, state_keys, keys, ...).
-    The upstream is connected while the server serves (its lifespan).
+    `upstream_era`: "auto" probes the era each upstream speaks; "legacy" or "modern"
+    forces one (for all, or per prefix in a mapping). `input_timeout`: seconds a downstream
+    client gets to answer an input request the upstream sent before the upstream call is
+    cancelled. `timeout`: of each upstream request. Other keywords are the `Server`'s
+    (name, state_keys, keys, ...); with a shared bus (`redis=`, `bus=`) a continuation
+    reaching a worker that does not hold its upstream call is carried to the one that
+    does (`_route`). The upstreams are connected while the server serves (its lifespan).
     """
 
     def __init__(
         self,
-        upstream: str | Sequence[str],
+        upstream: Upstream | Mapping[str, Upstream],
         *,
-        upstream_era: UpstreamEra = "auto",
+        upstream_era: UpstreamEra | Mapping[str, UpstreamEra] = "auto",
         name: str = "mcpgen-proxy",
         headers: dict[str, str] | None = None,
         env: dict[str, str] | None = None,
@@ -68,68 +70,65 @@ class Proxy(Server):
         input_timeout: float = 300.0,
         **options: Any,
     ) -> None:
-        if upstream_era not in ("auto", "legacy", "modern"):
+        targets = dict(upstream) if isinstance(upstream, Mapping) else {"": upstream}
+        eras = upstream_era if isinstance(upstream_era, Mapping) else {}
+        if any(eras.get(p, upstream_era) not in ("auto", "legacy", "modern") for p in targets):
             raise ConfigurationError("upstream_era must be 'auto', 'legacy' or 'modern'")
         if "lifespan" in options:
             raise ConfigurationError("a Proxy's lifespan is its upstream connection")
         options.setdefault("sync_workers", 0)  # every handler forwards: all async
         super().__init__(name, lifespan=_connected, **options)
-        self.bridge = InputBridge(input_timeout)
-        options_up: dict[str, Any] = {
-            "era": upstream_era,
-            "name": name,
-            "log_level": "debug",  # every message upstream; each client's level filters
-            "timeout": timeout,
-            "cache": False,  # the downstream client keeps its own cache
-        }
-        if isinstance(upstream, str):
-            make = functools.partial(Client.http, upstream, headers=headers)
-        elif upstream:
-            make = functools.partial(Client.stdio, list(upstream), env=env, cwd=cwd)
-        else:
-            raise ConfigurationError("upstream: a URL or a non-empty command")
-        pooled = isinstance(upstream, str)
-        self.upstreams = Upstreams(make, self.bridge, pooled, **options_up)
-        self.upstream = self.upstreams.main
+        prefixed = isinstance(upstream, Mapping)  # even a mapping of one: names stay stable
+        if not targets or (prefixed and not all(_PREFIX.fullmatch(p) for p in targets)):
+            raise ConfigurationError(
+                "upstreams: a mapping of prefixes (letters, digits, '-'; no '_') to upstreams"
+            )
+        self.mounts = [
+            Mount(
+                prefix,
+                target,
+                input_timeout=input_timeout,
+                headers=headers,
+                env=env,
+                cwd=cwd,
+                era=eras.get(prefix, "auto") if eras else upstream_era,
+                name=name,
+                log_level="debug",  # every message upstream; each client's level filters
+                timeout=timeout,
+                cache=False,  # the downstream client keeps its own cache
+            )
+            for prefix, target in targets.items()
+        ]
+        first = self.mounts[0]  # the upstream of a proxy of one
+        self.bridge, self.upstreams, self.upstream = first.bridge, first.upstreams, first.upstream
 
     # -- mirroring ------------------------------------------------------------------------
-    async def refresh(self, kinds: Sequence[str] = _ALL) -> None:
-        """List the upstream's features of `kinds` again and serve those."""
-        up, bridge, pick = self.upstream, self.bridge, self.upstreams.for_call
-        if up.era == "modern" and not up.server_capabilities:
-            await up.discover()  # a modern server's capabilities come from server/discover
-        caps = up.server_capabilities
-        if up.era == "legacy" and "logging" in caps and kinds == _ALL:
-            await up.set_log_level("debug")  # a legacy session's level is session-wide
-        if "completions" in caps:
-            self._update("", fallback_completion=completion_def(up))
-        if TOOLS in kinds:
-            tools = await up.list_tools(refresh=True) if "tools" in caps else []
-            defs = (tool_def(pick, bridge, tool) for tool in tools)
-            self._update(TOOLS, tools={d.name: d for d in defs if d is not None})
-        if PROMPTS in kinds:
-            prompts = await up.list_prompts(refresh=True) if "prompts" in caps else []
-            self._update(PROMPTS, prompts={p.name: prompt_def(pick, bridge, p) for p in prompts})
-        if RESOURCES in kinds:
-            resources, templates = [], []
-            if "resources" in caps:
-                resources = await up.list_resources(refresh=True)
-                templates = await up.list_resource_templates(refresh=True)
-            found = (template_def(pick, bridge, x) for x in templates)
-            self._update(
-                RESOURCES,
-                resources={r.uri: resource_def(pick, bridge, r) for r in resources},
-                templates=tuple(x for x in found if x is not None),
-            )
+    async def refresh(self, kinds: Sequence[str] = ALL, mounts: Sequence[Mount] = ()) -> None:
+        """List the features of `kinds` of `mounts` (all by default) again and serve them."""
+        for mount in mounts or self.mounts:
+            await mount.refresh(kinds)
+        self._serve(kinds)
 
-    async def watch(self) -> None:
-        """Follow the upstream's change notifications until it stops sending them."""
-        caps = self.upstream.server_capabilities
+    def _serve(self, kinds: Sequence[str]) -> None:
+        if len(self.mounts) == 1:
+            up = self.upstream
+            if "completions" in up.server_capabilities:
+                self._update("", fallback_completion=completion_def(up))
+        elif any("completions" in m.upstream.server_capabilities for m in self.mounts):
+            self._update("", fallback_completion=routed_completion(self.mounts))
+        for kind in kinds:
+            self._update(kind, **merge(self.mounts, kind))
+
+    async def watch(self, mount: Mount | None = None) -> None:
+        """Follow `mount`'s (the first's) upstream change notifications until it stops
+        sending them."""
+        mount = mount or self.mounts[0]
+        caps = mount.upstream.server_capabilities
         resources = caps.get("resources")
         uris: list[str] = []
         if isinstance(resources, dict) and resources.get("subscribe"):
-            uris = list(self._registry.resources)
-        async for note in self.upstream.listen(
+            uris = list(mount.resources)
+        async for note in mount.upstream.listen(
             tools=True, prompts=True, resources=True, resource_uris=uris
         ):
             method = (
@@ -137,14 +136,14 @@ class Proxy(Server):
             )
             kind = _LIST_CHANGED.get(str(method))
             if kind is not None:
-                await self.refresh((kind,))
+                await self.refresh((kind,), (mount,))
             elif method == "notifications/resources/updated":
                 raw = note if isinstance(note, dict) else msgspec.to_builtins(note)
                 self.notify_resource_updated(str(raw["params"]["uri"]))
 
-    async def _watch_quietly(self) -> None:
+    async def _watch_quietly(self, mount: Mount) -> None:
         try:
-            await self.watch()
+            await self.watch(mount)
         except (McpError, msgspec.ValidationError) as exc:  # e.g. an upstream without listen
             log.info("not following upstream changes: %s", exc)
         except ClientError as exc:  # the upstream went away: calls fail on their own
@@ -153,15 +152,25 @@ class Proxy(Server):
 
 @contextlib.asynccontextmanager
 async def _connected(proxy: Proxy) -> AsyncIterator[Proxy]:
-    """The proxy's lifespan: connect the upstream, mirror it, follow its changes."""
-    async with proxy.upstream:
+    """The proxy's lifespan: connect the upstreams, mirror them, follow their changes."""
+    async with contextlib.AsyncExitStack() as stack:
+        for mount in proxy.mounts:
+            await stack.enter_async_context(mount.upstream)
         await proxy.refresh()
-        watcher = asyncio.ensure_future(proxy._watch_quietly())
+        if proxy._bus is not None:  # shared: continuations go to the process holding them
+            router = Router(proxy.core.bus, lambda: [m.bridge for m in proxy.mounts])
+            stack.callback(router.close)
+            for mount in proxy.mounts:
+                mount.bridge.remote = router.remote
+        watchers = [asyncio.ensure_future(proxy._watch_quietly(m)) for m in proxy.mounts]
         try:
             yield proxy
         finally:
-            watcher.cancel()
-            proxy.bridge.close()
-            await proxy.upstreams.close()
-            with contextlib.suppress(BaseException):
-                await watcher
+            for watcher in watchers:
+                watcher.cancel()
+            for mount in proxy.mounts:
+                mount.bridge.close()
+                await mount.upstreams.close()
+            for watcher in watchers:
+                with contextlib.suppress(BaseException):
+                    await watcher
