@@ -247,7 +247,11 @@ def httpx_client(timeout: float, auth: httpx.Auth | None = None) -> httpx.AsyncC
     except ImportError:
         missing = "the HTTP client needs httpx: pip install 'mcpgen[client]'"
         raise ConfigurationError(missing) from None
-    return httpx.AsyncClient(timeout=httpx.Timeout(timeout, read=None), auth=auth)
+    # Idle connections are dropped after 4 s: many servers (Node's http among them) close
+    # theirs at 5 s, and a request written onto a connection the server is closing at
+    # that moment fails with a read error instead of being answered.
+    limits = httpx.Limits(keepalive_expiry=4.0)
+    return httpx.AsyncClient(timeout=httpx.Timeout(timeout, read=None), auth=auth, limits=limits)
 
 
 @contextlib.contextmanager
