@@ -20,6 +20,7 @@ from typing import Any, Literal
 import httpx
 
 from mcpgen._errors import ConfigurationError
+from mcpgen.auth._remote import HttpVerifier
 from mcpgen.auth._tokens import MAX_TOKEN_BYTES, AccessToken, TokenCache, audience_of, scopes_of
 
 __all__ = ["IntrospectionVerifier"]
@@ -27,7 +28,7 @@ __all__ = ["IntrospectionVerifier"]
 log = logging.getLogger("mcpgen.auth")
 
 
-class IntrospectionVerifier:
+class IntrospectionVerifier(HttpVerifier):
     """Verifies tokens at `endpoint` (RFC 7662).
 
     `client_id`/`client_secret` authenticate this resource server (`auth_method`
@@ -73,26 +74,6 @@ class IntrospectionVerifier:
         self._own_client: httpx.AsyncClient | None = None
         self.requests = 0  # how many times the endpoint was asked (tests, metrics)
         self._pending: dict[str, asyncio.Future[AccessToken | str]] = {}
-
-    def bind_resource(self, resource: str) -> None:
-        if self.audience is None:
-            self.audience = (resource,)
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is not None:
-            return self._client
-        if self._own_client is None:
-            self._own_client = httpx.AsyncClient(timeout=5.0, follow_redirects=False)
-        return self._own_client
-
-    async def aclose(self) -> None:
-        if self._own_client is not None:
-            await self._own_client.aclose()
-            self._own_client = None
-
-    async def verify(self, token: str) -> AccessToken | None:
-        found = await self.check(token)
-        return found if isinstance(found, AccessToken) else None
 
     async def check(self, token: str) -> AccessToken | str:
         if len(token) > MAX_TOKEN_BYTES:

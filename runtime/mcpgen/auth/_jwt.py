@@ -35,6 +35,7 @@ from joserfc.jwk import Key, KeySet, OctKey, import_key
 
 from mcpgen._errors import ConfigurationError
 from mcpgen.auth._jwks import JwksCache, KeysUnavailableError
+from mcpgen.auth._remote import HttpVerifier
 from mcpgen.auth._tokens import MAX_TOKEN_BYTES, AccessToken, audience_of, scopes_of
 
 __all__ = ["ASYMMETRIC_ALGORITHMS", "JWTVerifier"]
@@ -59,7 +60,7 @@ def _header(token: str) -> dict[str, Any] | None:
         return None
 
 
-class JWTVerifier:
+class JWTVerifier(HttpVerifier):
     """Verifies JWT access tokens locally (no call to the authorization server per
     token once its keys are cached).
 
@@ -132,27 +133,6 @@ class JWTVerifier:
         else:
             assert public_key is not None
             self._key = _import_public(public_key)
-
-    def bind_resource(self, resource: str) -> None:
-        """Adopt the protected resource's URL as the audience unless one was given."""
-        if self.audience is None:
-            self.audience = (resource,)
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is not None:
-            return self._client
-        if self._own_client is None:
-            self._own_client = httpx.AsyncClient(timeout=5.0, follow_redirects=False)
-        return self._own_client
-
-    async def aclose(self) -> None:
-        if self._own_client is not None:
-            await self._own_client.aclose()
-            self._own_client = None
-
-    async def verify(self, token: str) -> AccessToken | None:
-        found = await self.check(token)
-        return found if isinstance(found, AccessToken) else None
 
     async def check(self, token: str) -> AccessToken | str:
         """The token, or why it is refused."""
