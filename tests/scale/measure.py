@@ -1,7 +1,8 @@
 """Figures for docs/performance.md: Redis round trips and the latency of a legacy
 Streamable HTTP tools/call, on Redis and in memory. The app is driven in-process
 (`tests/transports/asgidriver.py`), so the figures are the server's own cost plus
-Redis on loopback, without a socket to the client.
+Redis on loopback, without a socket to the client. The stores take turns, in rounds
+(on a loaded machine the load changes over a run; each round's ratio is fair).
 
     .venv/bin/python -m tests.scale.measure [calls]
 """
@@ -19,6 +20,7 @@ from typing import Any
 import httpx
 
 from mcpgen import Server
+from mcpgen.stores.redis import RedisStores
 from tests.scale.harness import KEY, fresh_redis_url
 from tests.scale.test_two_workers import frame, open_session
 from tests.stores.redis_server import server as redis_server
@@ -26,7 +28,7 @@ from tests.transports.asgidriver import initialize, post, rpc
 from tests.transports.httpharness import serve
 
 
-def build(redis: str | None) -> Server:
+def build(redis: str | RedisStores | None) -> Server:
     server = Server("measure", state_keys=[KEY], redis=redis)
 
     @server.tool
@@ -72,14 +74,25 @@ class Monitor:
         return [line for line in self.lines if " lua] " not in line and '"' in line]
 
 
-async def legacy_calls(server: Server, calls: int) -> tuple[list[float], int]:
-    """Latency (seconds) of each legacy tools/call after a warm-up, and the Redis
-    commands they ran in all."""
+def heartbeat(command: str) -> bool:
+    """Whether a MONITOR line is a session cache's heartbeat (one per worker a quarter
+    of the staleness bound, not per request)."""
+    return '"PUBLISH"' in command and '"h ' in command
+
+
+async def legacy_calls(
+    server: Server, calls: int, frame: bytes | None = None
+) -> tuple[list[float], list[str]]:
+    """Latency (seconds) of each legacy tools/call (or `frame`) after a warm-up, and
+    the Redis commands they ran."""
     app: Any = server.asgi_app()
     session = await initialize(app)
-    frame = rpc(1, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
+    if frame is None:
+        frame = rpc(1, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
     for _ in range(20):  # warm-up: scripts loaded, connections open
         await post(app, session, frame)
+    if server.redis is not None:
+        await server.redis.sessions.ready()  # the cache's first heartbeat is back
     monitor = Monitor() if server.redis is not None else None
     times = []
     for _ in range(calls):
@@ -88,18 +101,41 @@ async def legacy_calls(server: Server, calls: int) -> tuple[list[float], int]:
         times.append(time.perf_counter() - start)
         assert status == 200
     commands = [] if monitor is None else monitor.stop()
-    return times, len(commands)
+    return times, commands
 
 
-def main(calls: int = 2000) -> None:
-    for name, redis in (("in memory", None), ("redis", fresh_redis_url())):
-        times, commands = asyncio.run(legacy_calls(build(redis), calls))
+def main(calls: int = 2000, rounds: int = 5) -> None:
+    """In-memory and Redis in turns, `rounds` times `calls / rounds` calls each."""
+    each = max(1, calls // rounds)
+    pooled: dict[str, list[float]] = {"in memory": [], "redis": []}
+    ratios, per_call, beats = [], [], 0
+    for turn in range(rounds):
+        medians = {}
+        order = [("in memory", None), ("redis", fresh_redis_url())]
+        for name, redis in order if turn % 2 == 0 else order[::-1]:
+            times, commands = asyncio.run(legacy_calls(build(redis), each))
+            pooled[name] += times
+            medians[name] = statistics.median(times)
+            if redis is not None:
+                per_call.append(len([c for c in commands if not heartbeat(c)]) / each)
+                beats += len([c for c in commands if heartbeat(c)])
+        ratios.append(medians["redis"] / medians["in memory"])
+        print(
+            f"round {turn + 1}: in memory {medians['in memory'] * 1e6:.0f} us, "
+            f"redis {medians['redis'] * 1e6:.0f} us, ratio {ratios[-1]:.2f}"
+        )
+    for name, times in pooled.items():
         times.sort()
         print(
             f"{name:10} legacy tools/call: median {statistics.median(times) * 1e6:.0f} us, "
-            f"p99 {times[int(len(times) * 0.99)] * 1e6:.0f} us, "
-            f"redis commands per call {commands / calls:.2f}"
+            f"p99 {times[int(len(times) * 0.99)] * 1e6:.0f} us"
         )
+    print(
+        f"ratio redis / in memory: median of rounds {statistics.median(ratios):.2f} "
+        f"(min {min(ratios):.2f}, max {max(ratios):.2f}); redis round trips per call "
+        f"{max(per_call):.2f} (heartbeats besides: {beats} in "
+        f"{sum(pooled['redis']):.1f} s of calls)"
+    )
 
 
 def over_http(redis: str | None, calls: int) -> tuple[list[float], int]:
@@ -116,7 +152,7 @@ def over_http(redis: str | None, calls: int) -> tuple[list[float], int]:
             response = http.post(url, content=body, headers=session)
             times.append(time.perf_counter() - start)
             assert response.status_code == 200
-        commands = [] if monitor is None else monitor.stop()
+        commands = [] if monitor is None else [c for c in monitor.stop() if not heartbeat(c)]
     return times, len(commands)
 
 

@@ -58,7 +58,7 @@ end
 """
 
 # KEYS: the used set, the version counter; ARGV: prefix, id, now, idle, data, most,
-# ttl_ms, channel, then the uses to record
+# ttl_ms, channel, then the uses to record. Returns the version, then the ids it removed.
 _CREATE = (
     _USES
     + """
@@ -66,7 +66,9 @@ local used, prefix, chan = KEYS[1], ARGV[1], ARGV[8]
 record_uses(used, prefix, ARGV[7], 9)
 local oldest = tonumber(ARGV[3]) - tonumber(ARGV[4])
 local stale = redis.call('ZRANGEBYSCORE', used, '-inf', '(' .. oldest)
+local removed = {0}
 for _, sid in ipairs(stale) do
+  removed[#removed + 1] = sid
   redis.call('DEL', prefix .. sid)
   redis.call('PUBLISH', chan, 'd ' .. sid)
 end
@@ -74,6 +76,7 @@ if #stale > 0 then redis.call('ZREM', used, unpack(stale)) end
 local most = tonumber(ARGV[6])
 while redis.call('ZCARD', used) >= most do
   local gone = redis.call('ZPOPMIN', used)
+  removed[#removed + 1] = gone[1]
   redis.call('DEL', prefix .. gone[1])
   redis.call('PUBLISH', chan, 'd ' .. gone[1])
 end
@@ -81,7 +84,8 @@ local v = redis.call('INCR', KEYS[2])
 redis.call('SET', prefix .. ARGV[2], v .. '|' .. ARGV[5], 'PX', ARGV[7])
 redis.call('ZADD', used, ARGV[3], ARGV[2])
 redis.call('PUBLISH', chan, 'c ' .. v .. ' ' .. ARGV[2])
-return v
+removed[1] = v
+return removed
 """
 )
 
@@ -197,7 +201,7 @@ class RedisSessionStore:
             args += (session_id, repr(used))
         try:
             async with guard(self.connection.url):
-                version = await self._create(keys=[self._used, self._versions], args=args)
+                version, *removed = await self._create(keys=[self._used, self._versions], args=args)
         except BaseException:
             if cache is not None and ticket is not None:
                 cache.end(state.id, ticket)
@@ -205,7 +209,7 @@ class RedisSessionStore:
             raise
         if cache is not None and ticket is not None:
             cache.end(state.id, ticket, int(version), data, now)
-            cache.written(uses, [])
+            cache.written(uses, [raw.decode() for raw in removed])  # (at once: ours)
             self._keep_fresh()
 
     async def load(self, session_id: str) -> SessionState | None:
@@ -299,7 +303,8 @@ class RedisSessionStore:
 
     async def _upkeep(self) -> None:
         cache = self.cache
-        assert cache is not None and self._bus is not None
+        assert cache is not None
+        assert self._bus is not None
         client = self.connection.client
         every = min(cache.stale_after / 4, self.idle_timeout / 10)
         written = cache.monotonic()
@@ -335,4 +340,3 @@ class RedisSessionStore:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-
