@@ -81,7 +81,7 @@ def heartbeat(command: str) -> bool:
 
 
 async def legacy_calls(
-    server: Server, calls: int, frame: bytes | None = None
+    server: Server, calls: int, frame: dict[str, Any] | None = None
 ) -> tuple[list[float], list[str]]:
     """Latency (seconds) of each legacy tools/call (or `frame`) after a warm-up, and
     the Redis commands they ran."""

@@ -27,10 +27,11 @@ import contextlib
 import logging
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 import msgspec
 from redis import exceptions as rex
+from redis.asyncio.client import PubSub
 
 from mcpgen.stores._interfaces import BusEvent, Unsubscribe
 from mcpgen.stores.redis._base import Connection
@@ -169,16 +170,20 @@ class RedisBus:
                     else:
                         watched.message(message["data"])
             except _FAILURES as exc:
+                self._lost()  # at once: a watcher must not trust what it holds meanwhile
                 log.warning("bus subscription lost (resubscribing): %s", exc)
                 await asyncio.sleep(0.5)
             finally:
-                for watcher in self._watchers.values():
-                    watcher.subscribed(False)
+                self._lost()
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()  # type: ignore[no-untyped-call]
                     await client.aclose()
 
-    async def _confirmed(self, pubsub: Any) -> None:
+    def _lost(self) -> None:
+        for watcher in self._watchers.values():
+            watcher.subscribed(False)
+
+    async def _confirmed(self, pubsub: PubSub) -> None:
         """Wait for Redis to confirm every channel: from then on, what anyone publishes
         reaches us (a watcher relies on it)."""
         pending = {self.channel.encode(), *self._watchers}
