@@ -12,8 +12,6 @@ import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
-import pytest
-
 from mcpgen.stores import SessionState, StoreUnavailableError
 from mcpgen.stores.redis import Connection, RedisSessionStore, RedisStores
 from tests.scale.harness import fresh_redis_url
@@ -152,14 +150,19 @@ def test_a_hung_redis_is_noticed_within_the_bound() -> None:
         await a.sessions.create(state("s1"))
         await warm(b.sessions, "s1")
         assert _redis_command(b"CLIENT PAUSE 3000 ALL\r\n").startswith(b"+OK")
-        paused = asked = time.monotonic()
-        try:
-            with pytest.raises(StoreUnavailableError):
-                while True:
-                    asked = time.monotonic()
+        paused = time.monotonic()
+
+        async def answered_from_memory() -> float:
+            while True:
+                asked = time.monotonic()
+                try:
                     assert await b.sessions.load("s1") == state("s1")
-                    await asyncio.sleep(0.01)
-            assert asked - paused < BOUND + 0.1
+                except StoreUnavailableError:
+                    return asked
+                await asyncio.sleep(0.01)
+
+        try:
+            assert await answered_from_memory() - paused < BOUND + 0.1
         finally:
             await asyncio.sleep(max(0.0, paused + 3.1 - time.monotonic()))
 
