@@ -184,28 +184,45 @@ async def idle_sessions(server: Server, count: int) -> None:
 
 def session_memory(count: int = 2000) -> None:
     """KiB per idle legacy session: in Redis (used_memory), and in the worker process
-    that opened them (tracemalloc: the stored state plus the live half)."""
-    import tracemalloc
-
+    that opened them (tracemalloc: the stored state plus the live half; with Redis, the
+    worker's cached copy plus the live half)."""
     url = fresh_redis_url()
     before = used_memory()
     asyncio.run(idle_sessions(build(url), count))
     in_redis = (used_memory() - before) / count / 1024
-    server = build(None)
-    tracemalloc.start()
-    asyncio.run(idle_sessions(server, 50))  # warm-up: code objects, caches
-    start = tracemalloc.take_snapshot()
-    app: Any = server.asgi_app()
+    in_process = {
+        name: process_memory(build(redis), count)
+        for name, redis in (("memory store", None), ("redis store", fresh_redis_url()))
+    }
+    print(
+        f"idle legacy session: {in_redis:.2f} KiB in Redis; in process "
+        + ", ".join(f"{kib:.2f} KiB with the {name}" for name, kib in in_process.items())
+    )
+
+
+def process_memory(server: Server, count: int) -> float:
+    import tracemalloc
 
     async def held() -> float:
+        app: Any = server.asgi_app()
+        for _ in range(50):  # warm-up: code objects, connections, the bus
+            await initialize(app)
+        if server.redis is not None:
+            await server.redis.sessions.ready()
+        start = tracemalloc.take_snapshot()
         for _ in range(count):
             await initialize(app)
         now = tracemalloc.take_snapshot()
+        if server.redis is not None:  # the copies were kept (so they are counted)
+            assert server.redis.sessions.cache is not None
+            assert len(server.redis.sessions.cache.entries) >= count
         return sum(d.size_diff for d in now.compare_to(start, "filename")) / count / 1024
 
-    in_process = asyncio.run(held())
-    tracemalloc.stop()
-    print(f"idle legacy session: {in_redis:.2f} KiB in Redis, {in_process:.2f} KiB in process")
+    tracemalloc.start()
+    try:
+        return asyncio.run(held())
+    finally:
+        tracemalloc.stop()
 
 
 if __name__ == "__main__":

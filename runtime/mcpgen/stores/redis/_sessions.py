@@ -43,7 +43,7 @@ __all__ = ["RedisSessionStore"]
 log = logging.getLogger("mcpgen.stores")
 _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder(SessionState).decode
-_FAILURES = (rex.ConnectionError, rex.TimeoutError, OSError, TimeoutError)
+_FAILURES = (rex.RedisError, OSError, TimeoutError)  # in the background: logged, retried
 _LINGER = 30.0  # seconds without a cache hit after which the heartbeat stops
 
 # Uses served from a cache, (id, time) pairs from ARGV[first]: recorded where newer.
@@ -127,12 +127,16 @@ return 0
 """
 
 # KEYS: the used set; ARGV: prefix, ttl_ms, then the uses; returns the ids not there
+# (also those whose state went behind the stores' back: FLUSHDB, an eviction policy)
 _RECORD = (
     _USES
     + """
 local gone = {}
 for i = 3, #ARGV, 2 do
-  if not redis.call('ZSCORE', KEYS[1], ARGV[i]) then gone[#gone + 1] = ARGV[i] end
+  if not redis.call('ZSCORE', KEYS[1], ARGV[i])
+     or redis.call('EXISTS', ARGV[1] .. ARGV[i]) == 0 then
+    gone[#gone + 1] = ARGV[i]
+  end
 end
 record_uses(KEYS[1], ARGV[1], ARGV[2], 3)
 return gone
