@@ -105,37 +105,49 @@ async def legacy_calls(
 
 
 def main(calls: int = 2000, rounds: int = 5) -> None:
-    """In-memory and Redis in turns, `rounds` times `calls / rounds` calls each."""
+    """In memory, on Redis, and on Redis without the session cache (one round trip a
+    call), in turns: `rounds` times `calls / rounds` calls each."""
     each = max(1, calls // rounds)
-    pooled: dict[str, list[float]] = {"in memory": [], "redis": []}
-    ratios, per_call, beats = [], [], 0
+    names = ["in memory", "redis", "redis, no cache"]
+    pooled: dict[str, list[float]] = {name: [] for name in names}
+    ratios: dict[str, list[float]] = {name: [] for name in names[1:]}
+    trips: dict[str, list[float]] = {name: [] for name in names[1:]}
+    beats, beating = 0, 0.0
     for turn in range(rounds):
         medians = {}
-        order = [("in memory", None), ("redis", fresh_redis_url())]
-        for name, redis in order if turn % 2 == 0 else order[::-1]:
+        legs = [
+            ("in memory", None),
+            ("redis", fresh_redis_url()),
+            ("redis, no cache", RedisStores.from_url(fresh_redis_url(), session_stale_seconds=0)),
+        ]
+        for name, redis in legs[turn % 3 :] + legs[: turn % 3]:
             times, commands = asyncio.run(legacy_calls(build(redis), each))
             pooled[name] += times
             medians[name] = statistics.median(times)
             if redis is not None:
-                per_call.append(len([c for c in commands if not heartbeat(c)]) / each)
+                trips[name].append(len([c for c in commands if not heartbeat(c)]) / each)
+            if name == "redis":
                 beats += len([c for c in commands if heartbeat(c)])
-        ratios.append(medians["redis"] / medians["in memory"])
+                beating += sum(times)
+        for name in names[1:]:
+            ratios[name].append(medians[name] / medians["in memory"])
         print(
-            f"round {turn + 1}: in memory {medians['in memory'] * 1e6:.0f} us, "
-            f"redis {medians['redis'] * 1e6:.0f} us, ratio {ratios[-1]:.2f}"
+            f"round {turn + 1}: "
+            + ", ".join(f"{name} {medians[name] * 1e6:.0f} us" for name in names)
         )
     for name, times in pooled.items():
         times.sort()
         print(
-            f"{name:10} legacy tools/call: median {statistics.median(times) * 1e6:.0f} us, "
+            f"{name:15} legacy tools/call: median {statistics.median(times) * 1e6:.0f} us, "
             f"p99 {times[int(len(times) * 0.99)] * 1e6:.0f} us"
         )
-    print(
-        f"ratio redis / in memory: median of rounds {statistics.median(ratios):.2f} "
-        f"(min {min(ratios):.2f}, max {max(ratios):.2f}); redis round trips per call "
-        f"{max(per_call):.2f} (heartbeats besides: {beats} in "
-        f"{sum(pooled['redis']):.1f} s of calls)"
-    )
+    for name in names[1:]:
+        print(
+            f"{name} / in memory: median of rounds {statistics.median(ratios[name]):.2f} "
+            f"(min {min(ratios[name]):.2f}, max {max(ratios[name]):.2f}); round trips per "
+            f"call {max(trips[name]):.2f}"
+        )
+    print(f"heartbeats besides: {beats} in {beating:.1f} s of calls")
 
 
 def over_http(redis: str | None, calls: int) -> tuple[list[float], int]:
