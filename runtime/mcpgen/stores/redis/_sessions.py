@@ -11,8 +11,8 @@ worker sweeps again; the scripts treat an entry whose state is gone as gone.
 With a bus (`RedisStores` passes one), each worker also keeps the records it served
 (`_cache.SessionCache`, which says how they stay coherent): a request in an existing
 session is then answered without a round trip, and a save of an unchanged record
-writes nothing. Such a use reaches Redis later, batched with the others, at most
-`idle_timeout / 10` seconds after it (and at once with this worker's next create, so
+writes nothing. Such a use reaches Redis later, batched with the others, about
+`idle_timeout / 10` seconds after it (or sooner, with this worker's next create, so
 the least-recently-used bound sees it). A record whose last use Redis holds is older
 than half the idle timeout is read from Redis again. So the idle timeout keeps its
 meaning: Redis holds a use at most half the timeout old while the record is answered
@@ -315,12 +315,11 @@ class RedisSessionStore:
         await self._bus.ready()
         while True:
             mono = cache.monotonic()
-            idle = mono - cache.last_hit > _LINGER
-            if cache.dirty and (idle or mono - written >= self.idle_timeout / 10):
+            if cache.dirty and mono - written >= self.idle_timeout / 10:
                 written = mono
                 await self._write_uses(cache)
-            if idle and not cache.dirty:
-                return
+            if mono - cache.last_hit > _LINGER and not cache.dirty:
+                return  # nobody asks: no heartbeats (the next read from Redis restarts them)
             with contextlib.suppress(*_FAILURES):
                 await client.publish(self.channel, cache.heartbeat())
             await asyncio.sleep(every)
