@@ -1,16 +1,59 @@
-"""The cost of Redis on the legacy hot path: one round trip per tools/call (the
-session's load, which also restarts its idle timeout); nothing is saved when the
-call changed nothing, and a JSON answer writes no SSE event."""
+"""The cost of Redis on the legacy hot path. A tools/call in an existing session is
+answered from the worker's cache of session records: no round trip (the heartbeat
+that keeps the cache trusted is per worker and time, not per request). Without the
+cache, one round trip: the session's load, which also restarts its idle timeout.
+Nothing is saved when a call changed nothing, and a JSON answer writes no SSE event."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
+from mcpgen.stores.redis import RedisStores
 from tests.scale.harness import fresh_redis_url
-from tests.scale.measure import build, legacy_calls
+from tests.scale.measure import Monitor, build, heartbeat, legacy_calls
+from tests.transports.asgidriver import initialize, post, rpc
 
 
-def test_a_legacy_tools_call_costs_one_redis_round_trip() -> None:
+def test_a_legacy_tools_call_costs_no_redis_round_trip_from_the_cache() -> None:
+    calls = 200
+    times, commands = asyncio.run(legacy_calls(build(fresh_redis_url()), calls))
+    assert [c for c in commands if not heartbeat(c)] == []
+    beats = [c for c in commands if heartbeat(c)]
+    assert len(beats) <= sum(times) / 0.25 + 2  # four a second at the default bound
+
+
+def test_without_the_cache_a_legacy_tools_call_costs_one_round_trip() -> None:
     calls = 40
-    _, commands = asyncio.run(legacy_calls(build(fresh_redis_url()), calls))
-    assert commands == calls
+    stores = RedisStores.from_url(fresh_redis_url(), session_stale_seconds=0)
+    _, commands = asyncio.run(legacy_calls(build(stores), calls))
+    assert len(commands) == calls
+    assert all('"EVALSHA"' in c for c in commands)
+
+
+def test_a_message_that_changes_the_session_costs_one_write() -> None:
+    """logging/setLevel to another level each time: one save a call, nothing else."""
+    calls = 20
+    levels = ["debug", "error"]
+    frame = rpc(1, "logging/setLevel", {"level": levels[0]})
+    server = build(fresh_redis_url())
+
+    async def alternate() -> list[str]:
+        app: Any = server.asgi_app()
+        session = await initialize(app)
+        await post(app, session, frame)
+        assert server.redis is not None
+        await server.redis.sessions.ready()
+        monitor = Monitor()
+        for i in range(calls):
+            level = levels[(i + 1) % 2]
+            status, _, _ = await post(app, session, rpc(2, "logging/setLevel", {"level": level}))
+            assert status == 200
+        for _ in range(calls):  # the same level again: unchanged, nothing written
+            status, _, _ = await post(app, session, rpc(3, "logging/setLevel", {"level": level}))
+            assert status == 200
+        return [c for c in monitor.stop() if not heartbeat(c)]
+
+    commands = asyncio.run(alternate())
+    assert len(commands) == calls
+    assert all('"EVALSHA"' in c for c in commands)

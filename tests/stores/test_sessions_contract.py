@@ -15,12 +15,30 @@ import msgspec
 import pytest
 
 from mcpgen.stores import InMemorySessionStore, SessionState, SessionStore
-from mcpgen.stores.redis import Connection, RedisSessionStore
+from mcpgen.stores.redis import Connection, RedisBus, RedisSessionStore
 from tests.stores.redis_server import redis_url
 
 T = TypeVar("T")
 Clock = Callable[[], float]
 Factory = Callable[[Clock, float, int], SessionStore]
+
+_WARM: list[RedisSessionStore] = []  # cached stores whose first heartbeat `run` awaits
+
+
+def _redis() -> Connection:
+    """A connection to the test redis-server under a prefix of its own (isolation)."""
+    return Connection(redis_url(), prefix=f"test-{uuid.uuid4().hex}:")
+
+
+def _cached(clock: Clock, idle: float, most: int) -> RedisSessionStore:
+    """A worker's store with its cache of records (kept coherent over the bus)."""
+    connection = _redis()
+    store = RedisSessionStore(
+        connection, idle_timeout=idle, max_sessions=most, clock=clock, bus=RedisBus(connection)
+    )
+    _WARM.append(store)
+    return store
+
 
 IMPLEMENTATIONS: list[Factory] = [
     lambda clock, idle, most: InMemorySessionStore(
@@ -29,13 +47,9 @@ IMPLEMENTATIONS: list[Factory] = [
     lambda clock, idle, most: RedisSessionStore(
         _redis(), idle_timeout=idle, max_sessions=most, clock=clock
     ),
+    _cached,
 ]
-NAMES = ["InMemorySessionStore", "RedisSessionStore"]
-
-
-def _redis() -> Connection:
-    """A connection to the test redis-server under a prefix of its own (isolation)."""
-    return Connection(redis_url(), prefix=f"test-{uuid.uuid4().hex}:")
+NAMES = ["InMemorySessionStore", "RedisSessionStore", "RedisSessionStore+cache"]
 
 
 IDLE = 10.0
@@ -62,7 +76,12 @@ def make(request: pytest.FixtureRequest) -> Callable[[], tuple[SessionStore, Fak
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(coro)
+    async def main() -> T:
+        while _WARM:  # so that the scenario runs against the cache, not around it
+            await _WARM.pop().ready()
+        return await coro
+
+    return asyncio.run(main())
 
 
 def state(session_id: str, **changes: Any) -> SessionState:

@@ -55,14 +55,24 @@ class RedisStores(msgspec.Struct, frozen=True):
         session_idle_seconds: float = 1800.0,
         max_sessions: int = 100_000,
         task_lease_seconds: float = 15.0,
+        session_stale_seconds: float = 1.0,
     ) -> RedisStores:
+        """The four stores on `url`. `session_stale_seconds` bounds how far behind Redis
+        a worker's cached session record may be (0: no cache, one round trip a request;
+        see `RedisSessionStore`)."""
         connection = Connection(url, prefix=prefix)
+        bus = RedisBus(connection)
+        sessions = RedisSessionStore(
+            connection,
+            idle_timeout=session_idle_seconds,
+            max_sessions=max_sessions,
+            bus=bus,
+            stale_after=session_stale_seconds,
+        )
         return cls(
             connection,
-            RedisSessionStore(
-                connection, idle_timeout=session_idle_seconds, max_sessions=max_sessions
-            ),
-            RedisBus(connection),
+            sessions,
+            bus,
             RedisTaskStore(connection, lease=task_lease_seconds),
             RedisEventStore(connection),
         )

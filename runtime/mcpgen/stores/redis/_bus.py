@@ -13,6 +13,11 @@ writer gets through again (bounded: past `max_queue` the oldest are dropped and
 logged), and events other workers sent during the outage are lost, as pub/sub loses
 them: a listen stream may miss a list_changed, which a client recovers from by
 listing again.
+
+A store may `watch` a channel of its own on the same subscription (the session store's
+cache invalidations): it gets that channel's raw messages, and is told when the
+subscription is confirmed and when it is lost (whatever was published meanwhile is
+missed).
 """
 
 from __future__ import annotations
@@ -22,20 +27,33 @@ import contextlib
 import logging
 from collections import deque
 from collections.abc import Callable
+from typing import Protocol
 
 import msgspec
 from redis import exceptions as rex
+from redis.asyncio.client import PubSub
 
 from mcpgen.stores._interfaces import BusEvent, Unsubscribe
 from mcpgen.stores.redis._base import Connection
 
-__all__ = ["RedisBus"]
+__all__ = ["RedisBus", "Watcher"]
 
 log = logging.getLogger("mcpgen.stores")
 Callback = Callable[[BusEvent], None]
 _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder(BusEvent).decode
 _FAILURES = (rex.ConnectionError, rex.TimeoutError, OSError, TimeoutError)
+
+
+class Watcher(Protocol):
+    """Receives one channel's raw messages on the bus's subscription (`RedisBus.watch`)."""
+
+    def message(self, data: bytes) -> None: ...
+
+    def subscribed(self, live: bool) -> None:
+        """True: every message published from now on arrives; False: the subscription
+        is lost, and messages published until the next True are missed."""
+        ...
 
 
 class RedisBus:
@@ -51,6 +69,7 @@ class RedisBus:
         self._subscribed: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._watchers: dict[bytes, Watcher] = {}
 
     def publish(self, event: BusEvent) -> None:
         if len(self._queue) >= self.max_queue:
@@ -82,6 +101,16 @@ class RedisBus:
                 self._callbacks.remove(callback)
 
         return unsubscribe
+
+    def watch(self, channel: str, watcher: Watcher) -> None:
+        """Hand `channel`'s messages to `watcher` (before the bus starts)."""
+        if self._tasks:
+            raise RuntimeError("watch a channel before the bus starts")
+        self._watchers[channel.encode()] = watcher
+
+    def start(self) -> None:
+        """Start receiving (in the running event loop), if not started yet."""
+        self._start()
 
     async def ready(self) -> None:
         """Wait until the subscription is confirmed (events from now on arrive here)."""
@@ -125,22 +154,45 @@ class RedisBus:
         assert self._subscribed is not None
         while True:
             client = self.connection.pubsub_client()
-            pubsub = client.pubsub(ignore_subscribe_messages=True)
+            pubsub = client.pubsub()
             try:
-                await pubsub.subscribe(self.channel)
-                # The confirmation: from here on, what anyone publishes reaches us.
-                await pubsub.get_message(timeout=self.connection.timeout)
+                await pubsub.subscribe(self.channel, *self._watchers)
+                await self._confirmed(pubsub)
                 self._subscribed.set()
+                for watcher in self._watchers.values():
+                    watcher.subscribed(True)
                 async for message in pubsub.listen():
-                    if message.get("type") == "message":
+                    if message.get("type") != "message":
+                        continue
+                    watched = self._watchers.get(message["channel"])
+                    if watched is None:
                         self._dispatch(message["data"])
+                    else:
+                        watched.message(message["data"])
             except _FAILURES as exc:
+                self._lost()  # at once: a watcher must not trust what it holds meanwhile
                 log.warning("bus subscription lost (resubscribing): %s", exc)
                 await asyncio.sleep(0.5)
             finally:
+                self._lost()
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()  # type: ignore[no-untyped-call]
                     await client.aclose()
+
+    def _lost(self) -> None:
+        for watcher in self._watchers.values():
+            watcher.subscribed(False)
+
+    async def _confirmed(self, pubsub: PubSub) -> None:
+        """Wait for Redis to confirm every channel: from then on, what anyone publishes
+        reaches us (a watcher relies on it)."""
+        pending = {self.channel.encode(), *self._watchers}
+        while pending:
+            message = await pubsub.get_message(timeout=self.connection.timeout)
+            if message is None:
+                raise TimeoutError("no subscription confirmation")
+            if message.get("type") == "subscribe":
+                pending.discard(message["channel"])
 
     def _dispatch(self, data: bytes) -> None:
         try:

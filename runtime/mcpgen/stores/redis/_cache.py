@@ -1,0 +1,182 @@
+"""A worker's own copy of the session records it served, kept coherent over pub/sub, so
+that a request in an existing session needs no Redis round trip.
+
+Every write of a record (create, save) gets a version from one counter in Redis and,
+in the same Lua script, publishes `c <version> <id>` on the sessions channel; a delete,
+an expiry a script notices and an eviction publish `d <id>`. Each worker receives them
+on its bus subscription (`RedisBus.watch`) and drops an entry older than the news.
+
+Why a stale entry cannot survive:
+- A read that raced with a write (its reply arrives after the write's message) is not
+  kept: each id with a round trip in flight remembers the newest version announced
+  meanwhile, and a reply older than that is returned but not cached.
+- Entries are kept only while the subscription is confirmed. When it is lost, the cache
+  is emptied (what was published meanwhile is unknown), and replies to round trips
+  begun before the (re)confirmation are not cached.
+- A connection can also hang without failing. So the worker publishes a heartbeat of
+  its own (`h <nonce> <sent>`) a few times per staleness bound, and answers from the
+  cache only while one sent less than `stale_after` seconds ago has come back: Redis
+  delivers one subscriber's messages in order, so every change it applied before that
+  heartbeat has arrived. A change (or a DELETE) made on another worker is seen here at
+  most `stale_after` seconds later, normally within a millisecond.
+
+Uses served from the cache are written back later, in batches (`dirty`): see
+`RedisSessionStore` for the idle-timeout arithmetic.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+import time
+from collections.abc import Callable
+
+__all__ = ["DELETED", "SessionCache", "Ticket"]
+
+DELETED = sys.maxsize  # the version a deleted record is announced with
+
+Ticket = tuple[int, list[int]]  # (epoch at the start, the id's flight: [ops, newest news])
+
+
+class _Entry:
+    __slots__ = ("data", "touched", "version")
+
+    def __init__(self, data: bytes, version: int, touched: float) -> None:
+        self.data = data  # the msgpack-encoded SessionState
+        self.version = version
+        self.touched = touched  # (store clock) the last use Redis is known to hold
+
+
+class SessionCache:
+    """The records one worker holds, and what it knows about their freshness. It is a
+    `Watcher` of the sessions channel; it does no I/O itself."""
+
+    def __init__(
+        self,
+        *,
+        stale_after: float,
+        max_entries: int,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.stale_after = stale_after
+        self.max_entries = max_entries
+        self.monotonic = monotonic
+        self.entries: dict[str, _Entry] = {}
+        self.dirty: dict[str, float] = {}  # id -> last use served from here, not yet written
+        self.fresh_until = 0.0  # (monotonic) answer from the cache only before this
+        self.live = False  # the subscription is confirmed
+        self.epoch = 0  # changes whenever the subscription is confirmed or lost
+        self.last_hit = 0.0  # (monotonic) the heartbeat stops when nobody uses the cache
+        self.nonce = secrets.token_hex(8).encode()
+        self._flights: dict[str, list[int]] = {}
+
+    def hit(self, session_id: str, now: float, within: float) -> bytes | None:
+        """The record if it may be answered from here: cached, the heartbeat fresh, and
+        the use Redis holds for it at most `within` seconds old (store clock `now`).
+        A hit is a use, written back later."""
+        entry = self.entries.get(session_id)
+        if entry is None:
+            return None
+        mono = self.monotonic()
+        if mono >= self.fresh_until or now - entry.touched > within:
+            return None
+        self.dirty[session_id] = now
+        self.last_hit = mono
+        return entry.data
+
+    # -- round trips ----------------------------------------------------------------------
+    def begin(self, session_id: str) -> Ticket:
+        flight = self._flights.get(session_id)
+        if flight is None:
+            flight = self._flights[session_id] = [0, 0]
+        flight[0] += 1
+        return (self.epoch if self.live else -1), flight
+
+    def end(
+        self,
+        session_id: str,
+        ticket: Ticket,
+        version: int | None = None,
+        data: bytes = b"",
+        touched: float = 0.0,
+    ) -> None:
+        """A round trip is over: keep what it returned (`version`, `data`) unless news
+        of a newer version came meanwhile or the subscription changed. None: it failed
+        or found nothing; `DELETED`: it deleted the record."""
+        epoch, flight = ticket
+        flight[0] -= 1
+        if flight[0] == 0 and self._flights.get(session_id) is flight:
+            del self._flights[session_id]
+        if version is None:
+            return
+        if version == DELETED:
+            flight[1] = DELETED  # a concurrent read that saw the record must not keep it
+            self.forget(session_id)
+            return
+        if epoch < 0 or epoch != self.epoch or version < flight[1]:
+            return
+        entry = self.entries.get(session_id)
+        if entry is not None:
+            if entry.version > version:
+                return
+        elif len(self.entries) >= self.max_entries:
+            del self.entries[next(iter(self.entries))]  # the oldest entry
+        self.entries[session_id] = _Entry(data, version, touched)
+        self.last_hit = self.monotonic()
+
+    def forget(self, session_id: str) -> None:
+        self.entries.pop(session_id, None)
+        self.dirty.pop(session_id, None)
+
+    def take_dirty(self) -> dict[str, float]:
+        dirty, self.dirty = self.dirty, {}
+        return dirty
+
+    def restore(self, uses: dict[str, float]) -> None:
+        """Uses a failed write did not record: keep them for the next one."""
+        for session_id, used in uses.items():
+            if used > self.dirty.get(session_id, 0.0):
+                self.dirty[session_id] = used
+
+    def written(self, uses: dict[str, float], gone: list[str]) -> None:
+        """A batch of uses reached Redis; the records in `gone` were not there."""
+        for session_id in gone:
+            self.forget(session_id)
+        for session_id, used in uses.items():
+            entry = self.entries.get(session_id)
+            if entry is not None and used > entry.touched:
+                entry.touched = used
+
+    def heartbeat(self) -> bytes:
+        return b"h %s %r" % (self.nonce, self.monotonic())
+
+    # -- the Watcher side -----------------------------------------------------------------
+    def message(self, data: bytes) -> None:
+        kind, _, rest = data.partition(b" ")
+        if kind == b"h":
+            nonce, _, sent = rest.partition(b" ")
+            if nonce == self.nonce:
+                self.fresh_until = max(self.fresh_until, float(sent) + self.stale_after)
+            return
+        if kind == b"c":
+            number, _, raw = rest.partition(b" ")
+            version = int(number)
+        elif kind == b"d":
+            raw, version = rest, DELETED
+        else:
+            return
+        session_id = raw.decode()
+        entry = self.entries.get(session_id)
+        if entry is not None and entry.version < version:
+            del self.entries[session_id]  # (its uses not yet written still count)
+        if version == DELETED:
+            self.dirty.pop(session_id, None)
+        flight = self._flights.get(session_id)
+        if flight is not None and flight[1] < version:
+            flight[1] = version
+
+    def subscribed(self, live: bool) -> None:
+        self.epoch += 1
+        self.live = live
+        self.entries.clear()
+        self.fresh_until = 0.0
