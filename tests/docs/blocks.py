@@ -12,10 +12,11 @@ The convention every page follows (docs/CONTRIBUTING-docs.md says the same to wr
   port or a subprocess it cannot clean up.
 * A block followed (blank lines aside) by a ```` ```text ```` block whose first line is
   `# output` must print exactly the rest of that text block.
-* A block that cannot run here (another SDK's code, shown side by side for a migration)
-  is listed in `COMPILE_ONLY` with the reason: it is still compiled, so it stays valid
-  Python. A page whose blocks a dedicated test already runs, with the outputs it expects,
-  is listed in `COVERED_ELSEWHERE` with that test. Nothing else is left out.
+* Another SDK's code, shown side by side in a migration page, is fenced as
+  ```` ```py-peer ```` (highlighted as Python, and the page says what it is): such a
+  block is compiled, so it stays valid Python, but not run (that SDK is not installed).
+  A page whose blocks a dedicated test already runs, with the outputs it expects, is
+  listed in `COVERED_ELSEWHERE` with that test. Nothing else is left out.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ TIMEOUT = 60
 RUN_NAME = "docs_example"
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`]*)$")
 PYTHON = {"python", "py", "python3"}
+PEER = "py-peer"  # another SDK's code: compiled, not run
 
 # page (relative to docs/) -> the test that runs every Python block of it, with the outputs
 # the page shows; tests/docs/test_blocks.py checks the test exists and reads that page.
@@ -54,9 +56,6 @@ COVERED_ELSEWHERE: dict[str, str] = {
         "tests/server/test_await_input.py::test_the_guides_examples_run_as_written"
     ),
 }
-
-# (page, a line that occurs in the block) -> why the block is compiled but not run.
-COMPILE_ONLY: dict[tuple[str, str], str] = {}
 
 
 @dataclass(frozen=True)
@@ -121,18 +120,13 @@ def pages() -> list[Path]:
 
 
 def python_blocks() -> list[Block]:
-    return [block for page in pages() for block in fenced_blocks(page) if block.language in PYTHON]
+    """The blocks the collector makes items of: Python to run, peer code to compile."""
+    wanted = {*PYTHON, PEER}
+    return [block for page in pages() for block in fenced_blocks(page) if block.language in wanted]
 
 
 def page_key(block: Block) -> str:
     return block.page.relative_to(DOCS).as_posix()
-
-
-def compile_only_reason(block: Block) -> str | None:
-    for (page, marker), reason in COMPILE_ONLY.items():
-        if page == page_key(block) and marker in block.code:
-            return reason
-    return None
 
 
 # Run in the child: the block's lines keep their line numbers in the page, so a traceback

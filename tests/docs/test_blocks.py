@@ -40,13 +40,6 @@ def test_a_page_left_to_a_dedicated_test_is_run_by_it(page: str) -> None:
     assert any(b.language in blocks.PYTHON for b in blocks.fenced_blocks(blocks.DOCS / page))
 
 
-def test_every_compile_only_entry_names_a_block() -> None:
-    for page, marker in blocks.COMPILE_ONLY:
-        assert any(
-            blocks.page_key(b) == page and marker in b.code for b in blocks.python_blocks()
-        ), f"no Python block of {page} contains {marker!r}"
-
-
 def test_the_collector_finds_blocks_and_outputs(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text(
@@ -83,10 +76,21 @@ def test_the_collector_finds_blocks_and_outputs(tmp_path: Path) -> None:
     ]
 
 
-def test_no_python_block_goes_unrun() -> None:
-    """Each block is an item of the collector, or on a page a dedicated test runs."""
+def test_no_python_block_goes_unrun(request: pytest.FixtureRequest) -> None:
+    """The collector makes an item of each Python block (but those a dedicated test runs)
+    and of each peer block."""
+    from tests.docs.conftest import DocBlocks
+
+    module = request.node.parent
+    items = {item.name for item in DocBlocks.from_parent(module, name="check").collect()}
     found = blocks.python_blocks()
     assert found, "no Python blocks under docs/"
     for block in found:
         covered = blocks.page_key(block) in blocks.COVERED_ELSEWHERE
-        assert covered or block.language in blocks.PYTHON
+        if not (covered and block.language in blocks.PYTHON):
+            assert block.name in items, f"{block.name} is not collected"
+    assert len(items) == len(found) - sum(
+        1
+        for block in found
+        if blocks.page_key(block) in blocks.COVERED_ELSEWHERE and block.language in blocks.PYTHON
+    )
