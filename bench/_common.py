@@ -361,6 +361,10 @@ def write_section(path: Path, name: str, section: str, header: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     print(f"wrote the {name} section of {path}", file=sys.stderr)
+    import charts  # noqa: PLC0415 (bench/ is this script's directory: sys.path[0])
+
+    if path.resolve() == charts.DOC:  # the published figures: their JSON and charts follow
+        charts.refresh(path)
 
 
 # ---------------------------------------------------------------------------- arguments

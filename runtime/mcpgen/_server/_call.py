@@ -60,6 +60,7 @@ class Deferred(enum.Enum):
 
 # The request stays open: its reply comes later through `Channel.reply`.
 DEFERRED: Final = Deferred.DEFERRED
+"""The outcome of a request whose reply comes later, through `Channel.reply`."""
 
 
 class Handle(Protocol):
@@ -269,7 +270,10 @@ class Pending:
 
 # What `Session.receive` returns, and what pending work finally comes to.
 Outcome: TypeAlias = bytes | Deferred | Pending | None
+"""What `Session.receive` returns for one line: reply bytes to write, `DEFERRED`,
+`Pending` work to run (hand it to `deliver`), or None when nothing is to be sent."""
 Settled: TypeAlias = bytes | Deferred | None
+"""What `Pending` work finally comes to: reply bytes, `DEFERRED`, or None."""
 
 
 def deliver(outcome: Outcome, channel: Channel) -> Handle | None:

@@ -54,6 +54,11 @@ CACHEABLE = tuple(m for m, info in t.METHODS.items() if info.cacheable)
 
 
 class CacheHint(msgspec.Struct, frozen=True):
+    """How long a client may reuse the result of one cacheable method, and for whom:
+    `Server(cache={"tools/list": CacheHint(ttl_ms=60_000, scope="public")})`. In the
+    2026-07-28 era the server writes it into each such result as `ttlMs` and
+    `cacheScope`; legacy results carry neither."""
+
     ttl_ms: int = 0
     scope: Literal["public", "private"] = "private"  # "public": results never depend on who asks
 

@@ -33,6 +33,8 @@ __all__ = ["Proxy", "UpstreamEra"]
 log = logging.getLogger("mcpgen.proxy")
 
 UpstreamEra = Literal["auto", "legacy", "modern"]
+"""Which era the proxy speaks to its upstream: `"auto"` probes it, `"modern"` or
+`"legacy"` pins one."""
 
 _PREFIX = re.compile(r"[A-Za-z0-9-]+")
 _LIST_CHANGED = {

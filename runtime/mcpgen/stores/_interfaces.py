@@ -65,6 +65,9 @@ class SessionState(msgspec.Struct, kw_only=True):
 
 
 class SessionStore(Protocol):
+    """Where legacy HTTP sessions live between requests, keyed by their
+    `Mcp-Session-Id`: in the worker's memory, or shared by every worker."""
+
     async def create(self, state: SessionState) -> None:
         """Store a new session (an implementation may evict idle ones to make room)."""
         ...
@@ -110,10 +113,17 @@ class ReplyEvent(msgspec.Struct, frozen=True, tag="reply"):
 
 
 BusEvent = ChangeEvent | TaskEvent | ReplyEvent
+"""Anything published on a `Bus`: a list or resource change, a task's new status, or a
+reply meant for the worker waiting on it."""
+
 Unsubscribe = Callable[[], None]
+"""Returned by `Bus.subscribe`: call it to stop receiving events."""
 
 
 class Bus(Protocol):
+    """Fan-out of events between the connections of one process, or of every worker
+    when shared: list changes, task updates and replies reach whoever listens."""
+
     def publish(self, event: BusEvent) -> None:
         """Deliver to every subscriber (of every worker, for a shared bus), in publish
         order per publisher; never blocks."""
@@ -143,6 +153,9 @@ class TaskState(msgspec.Struct, kw_only=True):
 
 
 class TaskStore(Protocol):
+    """The records of Tasks-extension tasks, readable by any worker: status, result or
+    error, outstanding input requests, and who may see them."""
+
     async def put(self, state: TaskState) -> None:
         """Create or replace a task record."""
         ...
@@ -164,6 +177,9 @@ class Replay(msgspec.Struct, frozen=True):
 
 
 class EventStore(Protocol):
+    """The events sent on resumable 2025-11-25 SSE streams, kept so that a client
+    reconnecting with `Last-Event-ID` receives what it missed."""
+
     async def append(self, stream_id: str, frame: bytes) -> str:
         """Keep one event of a stream; returns its id (unique across streams, opaque)."""
         ...
@@ -176,6 +192,9 @@ class EventStore(Protocol):
 
 # -- keys --------------------------------------------------------------------------------------
 class KeyRing(Protocol):
+    """The secrets that seal and open `requestState` tokens: the newest seals, older
+    ones still open during a rotation. Workers sharing requests share the ring."""
+
     def sealing_key(self) -> tuple[str, bytes]:
         """(key id, secret) that seals new tokens: the newest key."""
         ...

@@ -73,6 +73,8 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 class HttpOptions(msgspec.Struct, frozen=True):
+    """Settings of the Streamable HTTP endpoint; `server.asgi_app(**options)` takes them."""
+
     path: str = "/mcp"
     max_body: int = 4 * 1024 * 1024
     keepalive_seconds: float = 15.0

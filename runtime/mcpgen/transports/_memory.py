@@ -23,6 +23,10 @@ _EOF = b""
 
 
 class MemoryConnection(Channel):
+    """A server connection inside the process, without bytes on a wire: frames go in
+    with `send` and come out of `inbox` (or a `sink`). `Client.memory(server)` and the
+    tests use it."""
+
     def __init__(self, server: ServerPort, sink: Callable[[bytes], None] | None = None) -> None:
         self.inbox: asyncio.Queue[bytes] = asyncio.Queue()
         self.sink = sink or self.inbox.put_nowait

@@ -21,6 +21,7 @@ __all__ = ["DEFAULT_PREFIX", "Arg", "Connection", "guard", "redacted"]
 Arg = bytes | str | int | float  # a Lua script argument
 
 DEFAULT_PREFIX = "mcpgen:"
+"""What every Redis key and channel name of the stores starts with, unless told otherwise."""
 
 
 def redacted(url: str) -> str:

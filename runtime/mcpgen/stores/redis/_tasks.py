@@ -31,6 +31,8 @@ _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder(TaskState).decode
 _RUNNING = frozenset({"working", "input_required"})
 LEASE_LOST = -32603  # the JSON-RPC code of a task failed because its worker went away
+"""The JSON-RPC error code of a task failed because the worker running it went away
+(its lease ran out without being renewed)."""
 _DONE = b"done"
 
 # KEYS: (lease, record) pairs; ARGV[1]: the lease in ms. Returns, per pair, 0 when
