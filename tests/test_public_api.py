@@ -22,6 +22,14 @@ PUBLIC = [
     "mcpgen.stores.redis",
     "mcpgen.stubs",
     "mcpgen.transports",
+    # The generated types (docs/reference/types): structs and type aliases of each revision.
+    "mcpgen_types",
+    "mcpgen_types.ext_tasks",
+    "mcpgen_types.v2024_11_05",
+    "mcpgen_types.v2025_03_26",
+    "mcpgen_types.v2025_06_18",
+    "mcpgen_types.v2025_11_25",
+    "mcpgen_types.v2026_07_28",
 ]
 
 

@@ -25,6 +25,7 @@ MODULES: Final[dict[str, str]] = {
     "2026-07-28": "mcpgen_types.v2026_07_28",
     "ext-tasks": "mcpgen_types.ext_tasks",
 }
+"""Each pinned revision and the module generated from it."""
 ROLES: Final[dict[str, str]] = {
     "2024-11-05": "legacy",
     "2025-03-26": "legacy",
@@ -33,8 +34,10 @@ ROLES: Final[dict[str, str]] = {
     "2026-07-28": "modern",
     "ext-tasks": "extension",
 }
+"""Each pinned revision's era: `legacy`, `modern` or `extension`."""
 # The newest modern revision (what `mcpgen_types.latest` re-exports).
 LATEST: Final = "2026-07-28"
+"""The newest modern revision, re-exported by `mcpgen_types.latest`."""
 # Legacy (initialize-handshake) revisions, oldest first.
 LEGACY: Final[tuple[str, ...]] = (
     "2024-11-05",
@@ -42,7 +45,9 @@ LEGACY: Final[tuple[str, ...]] = (
     "2025-06-18",
     "2025-11-25",
 )
+"""The legacy (initialize-handshake) revisions, oldest first."""
 # extension id -> module
 EXTENSIONS: Final[dict[str, str]] = {
     "io.modelcontextprotocol/tasks": "mcpgen_types.ext_tasks",
 }
+"""Each extension's identifier and the module generated for it."""

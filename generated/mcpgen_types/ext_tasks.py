@@ -203,9 +203,13 @@ __all__ = [
 ]
 
 REVISION: Final = "ext-tasks"
+"""The revision these types were generated from."""
 ROLE: Final = "extension"
+"""`legacy` (initialize sessions), `modern` (stateless requests) or `extension`."""
 SPEC_URL: Final = "https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/specification/draft/tasks.md"
+"""Where this revision's specification is published."""
 EXTENSION_ID: Final = "io.modelcontextprotocol/tasks"
+"""The identifier a peer declares to support this extension."""
 # Core definitions emitted here with keys this extension adds (schema/policy.toml).
 CORE_EXTENDED: Final = (
     "SubscriptionFilter",
@@ -214,6 +218,7 @@ CORE_EXTENDED: Final = (
     "SubscriptionsListenRequest",
     "SubscriptionsListenRequestParams",
 )
+"""Core definitions re-emitted here with the extension's added keys."""
 
 
 class CancelTaskRequest(MCPStruct, kw_only=True):
@@ -658,11 +663,10 @@ class WorkingTask(MCPStruct, kw_only=True, tag_field="status", tag="working"):
         return "working"
 
 
-#: `DetailedTask` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts
 DetailedTask: TypeAlias = (
     WorkingTask | InputRequiredTask | CompletedTask | FailedTask | CancelledTask
 )
-#: `GetTaskResult` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts
+"""`DetailedTask` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts"""
 GetTaskResult: TypeAlias = (
     GetTaskResultWorking
     | GetTaskResultInputRequired
@@ -670,9 +674,9 @@ GetTaskResult: TypeAlias = (
     | GetTaskResultFailed
     | GetTaskResultCancelled
 )
-#: `TaskStatus` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts
+"""`GetTaskResult` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts"""
 TaskStatus: TypeAlias = Literal["working", "input_required", "completed", "failed", "cancelled"]
-#: `TaskStatusNotificationParams` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts
+"""`TaskStatus` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts"""
 TaskStatusNotificationParams: TypeAlias = (
     TaskStatusNotificationParamsWorking
     | TaskStatusNotificationParamsInputRequired
@@ -680,6 +684,7 @@ TaskStatusNotificationParams: TypeAlias = (
     | TaskStatusNotificationParamsFailed
     | TaskStatusNotificationParamsCancelled
 )
+"""`TaskStatusNotificationParams` in MCP ext-tasks: https://github.com/modelcontextprotocol/ext-tasks/blob/e4345978be1f602f1fc48d89051e8559dd5302a6/schema/draft/schema.ts"""
 
 # Unions whose variant depends on context: documentation only, not decode targets.
 CONTEXT_DEPENDENT: Final[frozenset[str]] = frozenset(
@@ -688,6 +693,7 @@ CONTEXT_DEPENDENT: Final[frozenset[str]] = frozenset(
         "PrimitiveSchemaDefinition",
     }
 )
+"""Union names that cannot be decoded on their own (the method decides the variant)."""
 
 METHODS: Final[dict[str, MethodInfo]] = {
     "notifications/subscriptions/acknowledged": MethodInfo(
@@ -757,21 +763,30 @@ METHODS: Final[dict[str, MethodInfo]] = {
         cacheable=False,
     ),
 }
+"""Every method of this revision: its direction, message, params and result types."""
 
 META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
+"""The `_meta` key `io.modelcontextprotocol/serverInfo`."""
 META_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+"""The `_meta` key `io.modelcontextprotocol/subscriptionId`."""
 META_KEYS: Final[frozenset[str]] = frozenset(
     {
         META_SERVER_INFO,
         META_SUBSCRIPTION_ID,
     }
 )
+"""Every `_meta` key this revision defines."""
 
 INVALID_REQUEST: Final = -32600
+"""JSON-RPC error code -32600."""
 METHOD_NOT_FOUND: Final = -32601
+"""JSON-RPC error code -32601."""
 INVALID_PARAMS: Final = -32602
+"""JSON-RPC error code -32602."""
 INTERNAL_ERROR: Final = -32603
+"""JSON-RPC error code -32603."""
 PARSE_ERROR: Final = -32700
+"""JSON-RPC error code -32700."""
 ERROR_CODES: Final[dict[str, int]] = {
     "INVALID_REQUEST": INVALID_REQUEST,
     "METHOD_NOT_FOUND": METHOD_NOT_FOUND,
@@ -779,3 +794,4 @@ ERROR_CODES: Final[dict[str, int]] = {
     "INTERNAL_ERROR": INTERNAL_ERROR,
     "PARSE_ERROR": PARSE_ERROR,
 }
+"""Error code names and their numbers."""

@@ -155,8 +155,11 @@ __all__ = [
 ]
 
 REVISION: Final = "2025-03-26"
+"""The revision these types were generated from."""
 ROLE: Final = "legacy"
+"""`legacy` (initialize sessions), `modern` (stateless requests) or `extension`."""
 SPEC_URL: Final = "https://modelcontextprotocol.io/specification/2025-03-26"
+"""Where this revision's specification is published."""
 
 
 class Annotations(MCPStruct, kw_only=True):
@@ -1094,14 +1097,13 @@ class UnsubscribeRequestParams(MCPStruct, kw_only=True):
     uri: str
 
 
-#: `ClientNotification` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#clientnotification
 ClientNotification: TypeAlias = (
     CancelledNotification
     | InitializedNotification
     | ProgressNotification
     | RootsListChangedNotification
 )
-#: `ClientRequest` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#clientrequest
+"""`ClientNotification` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#clientnotification"""
 ClientRequest: TypeAlias = (
     InitializeRequest
     | PingRequest
@@ -1117,17 +1119,17 @@ ClientRequest: TypeAlias = (
     | SetLevelRequest
     | CompleteRequest
 )
-#: `ClientResult` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#clientresult
+"""`ClientRequest` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#clientrequest"""
 ClientResult: TypeAlias = Result | CreateMessageResult | ListRootsResult
-#: `Cursor` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#cursor
+"""`ClientResult` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#clientresult"""
 Cursor: TypeAlias = str
-#: `EmptyResult` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#emptyresult
+"""`Cursor` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#cursor"""
 EmptyResult: TypeAlias = Result
-#: `JSONRPCBatchRequest` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcbatchrequest
+"""`EmptyResult` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#emptyresult"""
 JSONRPCBatchRequest: TypeAlias = list[JSONRPCBatchRequestItem]
-#: `JSONRPCBatchResponse` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcbatchresponse
+"""`JSONRPCBatchRequest` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcbatchrequest"""
 JSONRPCBatchResponse: TypeAlias = list[JSONRPCBatchResponseItem]
-#: `JSONRPCMessage` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcmessage
+"""`JSONRPCBatchResponse` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcbatchresponse"""
 JSONRPCMessage: TypeAlias = (
     JSONRPCRequest
     | JSONRPCNotification
@@ -1136,17 +1138,17 @@ JSONRPCMessage: TypeAlias = (
     | JSONRPCError
     | list[JSONRPCBatchResponseItem]
 )
-#: `LoggingLevel` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#logginglevel
+"""`JSONRPCMessage` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcmessage"""
 LoggingLevel: TypeAlias = Literal[
     "alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"
 ]
-#: `ProgressToken` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#progresstoken
+"""`LoggingLevel` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#logginglevel"""
 ProgressToken: TypeAlias = str | int
-#: `RequestId` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#requestid
+"""`ProgressToken` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#progresstoken"""
 RequestId: TypeAlias = str | int
-#: `Role` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#role
+"""`RequestId` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#requestid"""
 Role: TypeAlias = Literal["assistant", "user"]
-#: `ServerNotification` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#servernotification
+"""`Role` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#role"""
 ServerNotification: TypeAlias = (
     CancelledNotification
     | ProgressNotification
@@ -1156,9 +1158,9 @@ ServerNotification: TypeAlias = (
     | ToolListChangedNotification
     | LoggingMessageNotification
 )
-#: `ServerRequest` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#serverrequest
+"""`ServerNotification` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#servernotification"""
 ServerRequest: TypeAlias = PingRequest | CreateMessageRequest | ListRootsRequest
-#: `ServerResult` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#serverresult
+"""`ServerRequest` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#serverrequest"""
 ServerResult: TypeAlias = (
     Result
     | InitializeResult
@@ -1171,6 +1173,7 @@ ServerResult: TypeAlias = (
     | CallToolResult
     | CompleteResult
 )
+"""`ServerResult` in MCP 2025-03-26: https://modelcontextprotocol.io/specification/2025-03-26/schema#serverresult"""
 
 # Unions whose variant depends on context: documentation only, not decode targets.
 CONTEXT_DEPENDENT: Final[frozenset[str]] = frozenset(
@@ -1180,6 +1183,7 @@ CONTEXT_DEPENDENT: Final[frozenset[str]] = frozenset(
         "ServerResult",
     }
 )
+"""Union names that cannot be decoded on their own (the method decides the variant)."""
 
 METHODS: Final[dict[str, MethodInfo]] = {
     "completion/complete": MethodInfo(
@@ -1447,20 +1451,29 @@ METHODS: Final[dict[str, MethodInfo]] = {
         cacheable=False,
     ),
 }
+"""Every method of this revision: its direction, message, params and result types."""
 
 META_PROGRESS_TOKEN: Final = "progressToken"
+"""The `_meta` key `progressToken`."""
 META_KEYS: Final[frozenset[str]] = frozenset(
     {
         META_PROGRESS_TOKEN,
     }
 )
+"""Every `_meta` key this revision defines."""
 
 RESOURCE_NOT_FOUND: Final = -32002
+"""JSON-RPC error code -32002."""
 INVALID_REQUEST: Final = -32600
+"""JSON-RPC error code -32600."""
 METHOD_NOT_FOUND: Final = -32601
+"""JSON-RPC error code -32601."""
 INVALID_PARAMS: Final = -32602
+"""JSON-RPC error code -32602."""
 INTERNAL_ERROR: Final = -32603
+"""JSON-RPC error code -32603."""
 PARSE_ERROR: Final = -32700
+"""JSON-RPC error code -32700."""
 ERROR_CODES: Final[dict[str, int]] = {
     "RESOURCE_NOT_FOUND": RESOURCE_NOT_FOUND,
     "INVALID_REQUEST": INVALID_REQUEST,
@@ -1469,3 +1482,4 @@ ERROR_CODES: Final[dict[str, int]] = {
     "INTERNAL_ERROR": INTERNAL_ERROR,
     "PARSE_ERROR": PARSE_ERROR,
 }
+"""Error code names and their numbers."""

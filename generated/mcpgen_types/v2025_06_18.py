@@ -164,8 +164,11 @@ __all__ = [
 ]
 
 REVISION: Final = "2025-06-18"
+"""The revision these types were generated from."""
 ROLE: Final = "legacy"
+"""`legacy` (initialize sessions), `modern` (stateless requests) or `extension`."""
 SPEC_URL: Final = "https://modelcontextprotocol.io/specification/2025-06-18"
+"""Where this revision's specification is published."""
 
 
 class Annotations(MCPStruct, kw_only=True):
@@ -1217,14 +1220,13 @@ class UnsubscribeRequestParams(MCPStruct, kw_only=True):
     uri: str
 
 
-#: `ClientNotification` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#clientnotification
 ClientNotification: TypeAlias = (
     CancelledNotification
     | InitializedNotification
     | ProgressNotification
     | RootsListChangedNotification
 )
-#: `ClientRequest` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#clientrequest
+"""`ClientNotification` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#clientnotification"""
 ClientRequest: TypeAlias = (
     InitializeRequest
     | PingRequest
@@ -1240,31 +1242,31 @@ ClientRequest: TypeAlias = (
     | SetLevelRequest
     | CompleteRequest
 )
-#: `ClientResult` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#clientresult
+"""`ClientRequest` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#clientrequest"""
 ClientResult: TypeAlias = Result | CreateMessageResult | ListRootsResult | ElicitResult
-#: `ContentBlock` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#contentblock
+"""`ClientResult` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#clientresult"""
 ContentBlock: TypeAlias = (
     TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
 )
-#: `Cursor` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#cursor
+"""`ContentBlock` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#contentblock"""
 Cursor: TypeAlias = str
-#: `EmptyResult` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#emptyresult
+"""`Cursor` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#cursor"""
 EmptyResult: TypeAlias = Result
-#: `JSONRPCMessage` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#jsonrpcmessage
+"""`EmptyResult` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#emptyresult"""
 JSONRPCMessage: TypeAlias = JSONRPCRequest | JSONRPCNotification | JSONRPCResponse | JSONRPCError
-#: `LoggingLevel` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#logginglevel
+"""`JSONRPCMessage` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#jsonrpcmessage"""
 LoggingLevel: TypeAlias = Literal[
     "alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"
 ]
-#: `PrimitiveSchemaDefinition` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#primitiveschemadefinition
+"""`LoggingLevel` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#logginglevel"""
 PrimitiveSchemaDefinition: TypeAlias = StringSchema | NumberSchema | BooleanSchema | EnumSchema
-#: `ProgressToken` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#progresstoken
+"""`PrimitiveSchemaDefinition` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#primitiveschemadefinition"""
 ProgressToken: TypeAlias = str | int
-#: `RequestId` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#requestid
+"""`ProgressToken` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#progresstoken"""
 RequestId: TypeAlias = str | int
-#: `Role` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#role
+"""`RequestId` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#requestid"""
 Role: TypeAlias = Literal["assistant", "user"]
-#: `ServerNotification` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#servernotification
+"""`Role` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#role"""
 ServerNotification: TypeAlias = (
     CancelledNotification
     | ProgressNotification
@@ -1274,9 +1276,9 @@ ServerNotification: TypeAlias = (
     | ToolListChangedNotification
     | LoggingMessageNotification
 )
-#: `ServerRequest` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#serverrequest
+"""`ServerNotification` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#servernotification"""
 ServerRequest: TypeAlias = PingRequest | CreateMessageRequest | ListRootsRequest | ElicitRequest
-#: `ServerResult` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#serverresult
+"""`ServerRequest` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#serverrequest"""
 ServerResult: TypeAlias = (
     Result
     | InitializeResult
@@ -1289,6 +1291,7 @@ ServerResult: TypeAlias = (
     | CallToolResult
     | CompleteResult
 )
+"""`ServerResult` in MCP 2025-06-18: https://modelcontextprotocol.io/specification/2025-06-18/schema#serverresult"""
 
 # Unions whose variant depends on context: documentation only, not decode targets.
 CONTEXT_DEPENDENT: Final[frozenset[str]] = frozenset(
@@ -1299,6 +1302,7 @@ CONTEXT_DEPENDENT: Final[frozenset[str]] = frozenset(
         "ServerResult",
     }
 )
+"""Union names that cannot be decoded on their own (the method decides the variant)."""
 
 METHODS: Final[dict[str, MethodInfo]] = {
     "completion/complete": MethodInfo(
@@ -1577,20 +1581,29 @@ METHODS: Final[dict[str, MethodInfo]] = {
         cacheable=False,
     ),
 }
+"""Every method of this revision: its direction, message, params and result types."""
 
 META_PROGRESS_TOKEN: Final = "progressToken"
+"""The `_meta` key `progressToken`."""
 META_KEYS: Final[frozenset[str]] = frozenset(
     {
         META_PROGRESS_TOKEN,
     }
 )
+"""Every `_meta` key this revision defines."""
 
 RESOURCE_NOT_FOUND: Final = -32002
+"""JSON-RPC error code -32002."""
 INVALID_REQUEST: Final = -32600
+"""JSON-RPC error code -32600."""
 METHOD_NOT_FOUND: Final = -32601
+"""JSON-RPC error code -32601."""
 INVALID_PARAMS: Final = -32602
+"""JSON-RPC error code -32602."""
 INTERNAL_ERROR: Final = -32603
+"""JSON-RPC error code -32603."""
 PARSE_ERROR: Final = -32700
+"""JSON-RPC error code -32700."""
 ERROR_CODES: Final[dict[str, int]] = {
     "RESOURCE_NOT_FOUND": RESOURCE_NOT_FOUND,
     "INVALID_REQUEST": INVALID_REQUEST,
@@ -1599,3 +1612,4 @@ ERROR_CODES: Final[dict[str, int]] = {
     "INTERNAL_ERROR": INTERNAL_ERROR,
     "PARSE_ERROR": PARSE_ERROR,
 }
+"""Error code names and their numbers."""

@@ -207,8 +207,11 @@ __all__ = [
 ]
 
 REVISION: Final = "2025-11-25"
+"""The revision these types were generated from."""
 ROLE: Final = "legacy"
+"""`legacy` (initialize sessions), `modern` (stateless requests) or `extension`."""
 SPEC_URL: Final = "https://modelcontextprotocol.io/specification/2025-11-25"
+"""Where this revision's specification is published."""
 
 
 class Annotations(MCPStruct, kw_only=True):
@@ -1739,7 +1742,6 @@ class UntitledSingleSelectEnumSchema(MCPStruct, kw_only=True):
     type: Literal["string"] = "string"
 
 
-#: `ClientNotification` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientnotification
 ClientNotification: TypeAlias = (
     CancelledNotification
     | InitializedNotification
@@ -1747,7 +1749,7 @@ ClientNotification: TypeAlias = (
     | TaskStatusNotification
     | RootsListChangedNotification
 )
-#: `ClientRequest` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientrequest
+"""`ClientNotification` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientnotification"""
 ClientRequest: TypeAlias = (
     InitializeRequest
     | PingRequest
@@ -1767,7 +1769,7 @@ ClientRequest: TypeAlias = (
     | SetLevelRequest
     | CompleteRequest
 )
-#: `ClientResult` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientresult
+"""`ClientRequest` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientrequest"""
 ClientResult: TypeAlias = (
     Result
     | GetTaskResult
@@ -1778,15 +1780,15 @@ ClientResult: TypeAlias = (
     | ListRootsResult
     | ElicitResult
 )
-#: `ContentBlock` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#contentblock
+"""`ClientResult` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientresult"""
 ContentBlock: TypeAlias = (
     TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
 )
-#: `Cursor` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#cursor
+"""`ContentBlock` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#contentblock"""
 Cursor: TypeAlias = str
-#: `EmptyResult` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#emptyresult
+"""`Cursor` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#cursor"""
 EmptyResult: TypeAlias = Result
-#: `EnumSchema` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#enumschema
+"""`EmptyResult` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#emptyresult"""
 EnumSchema: TypeAlias = (
     UntitledSingleSelectEnumSchema
     | TitledSingleSelectEnumSchema
@@ -1794,17 +1796,17 @@ EnumSchema: TypeAlias = (
     | TitledMultiSelectEnumSchema
     | LegacyTitledEnumSchema
 )
-#: `JSONRPCMessage` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#jsonrpcmessage
+"""`EnumSchema` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#enumschema"""
 JSONRPCMessage: TypeAlias = (
     JSONRPCRequest | JSONRPCNotification | JSONRPCResultResponse | JSONRPCErrorResponse
 )
-#: `LoggingLevel` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#logginglevel
+"""`JSONRPCMessage` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#jsonrpcmessage"""
 LoggingLevel: TypeAlias = Literal[
     "alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"
 ]
-#: `MultiSelectEnumSchema` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#multiselectenumschema
+"""`LoggingLevel` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#logginglevel"""
 MultiSelectEnumSchema: TypeAlias = UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema
-#: `PrimitiveSchemaDefinition` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#primitiveschemadefinition
+"""`MultiSelectEnumSchema` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#multiselectenumschema"""
 PrimitiveSchemaDefinition: TypeAlias = (
     StringSchema
     | NumberSchema
@@ -1815,17 +1817,17 @@ PrimitiveSchemaDefinition: TypeAlias = (
     | TitledMultiSelectEnumSchema
     | LegacyTitledEnumSchema
 )
-#: `ProgressToken` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#progresstoken
+"""`PrimitiveSchemaDefinition` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#primitiveschemadefinition"""
 ProgressToken: TypeAlias = str | int
-#: `RequestId` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#requestid
+"""`ProgressToken` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#progresstoken"""
 RequestId: TypeAlias = str | int
-#: `Role` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#role
+"""`RequestId` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#requestid"""
 Role: TypeAlias = Literal["assistant", "user"]
-#: `SamplingMessageContentBlock` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#samplingmessagecontentblock
+"""`Role` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#role"""
 SamplingMessageContentBlock: TypeAlias = (
     TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent
 )
-#: `ServerNotification` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#servernotification
+"""`SamplingMessageContentBlock` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#samplingmessagecontentblock"""
 ServerNotification: TypeAlias = (
     CancelledNotification
     | ProgressNotification
@@ -1837,7 +1839,7 @@ ServerNotification: TypeAlias = (
     | LoggingMessageNotification
     | ElicitationCompleteNotification
 )
-#: `ServerRequest` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#serverrequest
+"""`ServerNotification` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#servernotification"""
 ServerRequest: TypeAlias = (
     PingRequest
     | GetTaskRequest
@@ -1848,7 +1850,7 @@ ServerRequest: TypeAlias = (
     | ListRootsRequest
     | ElicitRequest
 )
-#: `ServerResult` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#serverresult
+"""`ServerRequest` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#serverrequest"""
 ServerResult: TypeAlias = (
     Result
     | InitializeResult
@@ -1865,8 +1867,9 @@ ServerResult: TypeAlias = (
     | ListTasksResult
     | CompleteResult
 )
-#: `TaskStatus` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskstatus
+"""`ServerResult` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#serverresult"""
 TaskStatus: TypeAlias = Literal["cancelled", "completed", "failed", "input_required", "working"]
+"""`TaskStatus` in MCP 2025-11-25: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskstatus"""
 
 # Unions whose variant depends on context: documentation only, not decode targets.
 CONTEXT_DEPENDENT: Final[frozenset[str]] = frozenset(
@@ -1879,6 +1882,7 @@ CONTEXT_DEPENDENT: Final[frozenset[str]] = frozenset(
         "ServerResult",
     }
 )
+"""Union names that cannot be decoded on their own (the method decides the variant)."""
 
 METHODS: Final[dict[str, MethodInfo]] = {
     "completion/complete": MethodInfo(
@@ -2223,21 +2227,31 @@ METHODS: Final[dict[str, MethodInfo]] = {
         cacheable=False,
     ),
 }
+"""Every method of this revision: its direction, message, params and result types."""
 
 META_PROGRESS_TOKEN: Final = "progressToken"
+"""The `_meta` key `progressToken`."""
 META_KEYS: Final[frozenset[str]] = frozenset(
     {
         META_PROGRESS_TOKEN,
     }
 )
+"""Every `_meta` key this revision defines."""
 
 RESOURCE_NOT_FOUND: Final = -32002
+"""JSON-RPC error code -32002."""
 URL_ELICITATION_REQUIRED: Final = -32042
+"""JSON-RPC error code -32042."""
 INVALID_REQUEST: Final = -32600
+"""JSON-RPC error code -32600."""
 METHOD_NOT_FOUND: Final = -32601
+"""JSON-RPC error code -32601."""
 INVALID_PARAMS: Final = -32602
+"""JSON-RPC error code -32602."""
 INTERNAL_ERROR: Final = -32603
+"""JSON-RPC error code -32603."""
 PARSE_ERROR: Final = -32700
+"""JSON-RPC error code -32700."""
 ERROR_CODES: Final[dict[str, int]] = {
     "RESOURCE_NOT_FOUND": RESOURCE_NOT_FOUND,
     "URL_ELICITATION_REQUIRED": URL_ELICITATION_REQUIRED,
@@ -2247,3 +2261,4 @@ ERROR_CODES: Final[dict[str, int]] = {
     "INTERNAL_ERROR": INTERNAL_ERROR,
     "PARSE_ERROR": PARSE_ERROR,
 }
+"""Error code names and their numbers."""

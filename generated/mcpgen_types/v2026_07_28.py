@@ -227,8 +227,11 @@ __all__ = [
 ]
 
 REVISION: Final = "2026-07-28"
+"""The revision these types were generated from."""
 ROLE: Final = "modern"
+"""`legacy` (initialize sessions), `modern` (stateless requests) or `extension`."""
 SPEC_URL: Final = "https://modelcontextprotocol.io/specification/2026-07-28"
+"""Where this revision's specification is published."""
 
 
 class Annotations(MCPStruct, kw_only=True):
@@ -1787,7 +1790,6 @@ class SubscriptionsListenRequestParamsLenient(SubscriptionsListenRequestParams, 
     meta: dict[str, Any] = msgspec.field(default_factory=dict, name="_meta")
 
 
-#: `ClientRequest` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#clientrequest
 ClientRequest: TypeAlias = (
     DiscoverRequest
     | ListResourcesRequest
@@ -1800,17 +1802,17 @@ ClientRequest: TypeAlias = (
     | CallToolRequest
     | CompleteRequest
 )
-#: `ClientResult` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#clientresult
+"""`ClientRequest` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#clientrequest"""
 ClientResult: TypeAlias = Result
-#: `ContentBlock` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#contentblock
+"""`ClientResult` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#clientresult"""
 ContentBlock: TypeAlias = (
     TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
 )
-#: `Cursor` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#cursor
+"""`ContentBlock` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#contentblock"""
 Cursor: TypeAlias = str
-#: `EmptyResult` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#emptyresult
+"""`Cursor` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#cursor"""
 EmptyResult: TypeAlias = Result
-#: `EnumSchema` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#enumschema
+"""`EmptyResult` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#emptyresult"""
 EnumSchema: TypeAlias = (
     UntitledSingleSelectEnumSchema
     | TitledSingleSelectEnumSchema
@@ -1818,33 +1820,33 @@ EnumSchema: TypeAlias = (
     | TitledMultiSelectEnumSchema
     | LegacyTitledEnumSchema
 )
-#: `InputRequest` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputrequest
+"""`EnumSchema` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#enumschema"""
 InputRequest: TypeAlias = CreateMessageRequest | ListRootsRequest | ElicitRequest
-#: `InputRequests` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputrequests
+"""`InputRequest` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputrequest"""
 InputRequests: TypeAlias = dict[str, InputRequest]
-#: `InputResponse` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputresponse
+"""`InputRequests` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputrequests"""
 InputResponse: TypeAlias = CreateMessageResult | ListRootsResult | ElicitResult
-#: `InputResponses` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputresponses
+"""`InputResponse` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputresponse"""
 InputResponses: TypeAlias = dict[str, dict[str, Any]]
-#: `JSONArray` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonarray
+"""`InputResponses` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputresponses"""
 JSONArray: TypeAlias = list[Any]
-#: `JSONObject` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonobject
+"""`JSONArray` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonarray"""
 JSONObject: TypeAlias = dict[str, Any]
-#: `JSONRPCMessage` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonrpcmessage
+"""`JSONObject` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonobject"""
 JSONRPCMessage: TypeAlias = (
     JSONRPCRequest | JSONRPCNotification | JSONRPCResultResponse | JSONRPCErrorResponse
 )
-#: `JSONValue` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonvalue
+"""`JSONRPCMessage` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonrpcmessage"""
 JSONValue: TypeAlias = Any
-#: `LoggingLevel` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#logginglevel
+"""`JSONValue` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonvalue"""
 LoggingLevel: TypeAlias = Literal[
     "alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"
 ]
-#: `MetaObject` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#metaobject
+"""`LoggingLevel` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#logginglevel"""
 MetaObject: TypeAlias = dict[str, Any]
-#: `MultiSelectEnumSchema` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#multiselectenumschema
+"""`MetaObject` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#metaobject"""
 MultiSelectEnumSchema: TypeAlias = UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema
-#: `PrimitiveSchemaDefinition` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#primitiveschemadefinition
+"""`MultiSelectEnumSchema` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#multiselectenumschema"""
 PrimitiveSchemaDefinition: TypeAlias = (
     StringSchema
     | NumberSchema
@@ -1855,19 +1857,19 @@ PrimitiveSchemaDefinition: TypeAlias = (
     | TitledMultiSelectEnumSchema
     | LegacyTitledEnumSchema
 )
-#: `ProgressToken` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#progresstoken
+"""`PrimitiveSchemaDefinition` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#primitiveschemadefinition"""
 ProgressToken: TypeAlias = str | int
-#: `RequestId` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#requestid
+"""`ProgressToken` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#progresstoken"""
 RequestId: TypeAlias = str | int
-#: `ResultType` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#resulttype
+"""`RequestId` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#requestid"""
 ResultType: TypeAlias = str
-#: `Role` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#role
+"""`ResultType` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#resulttype"""
 Role: TypeAlias = Literal["assistant", "user"]
-#: `SamplingMessageContentBlock` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#samplingmessagecontentblock
+"""`Role` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#role"""
 SamplingMessageContentBlock: TypeAlias = (
     TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent
 )
-#: `ServerNotification` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#servernotification
+"""`SamplingMessageContentBlock` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#samplingmessagecontentblock"""
 ServerNotification: TypeAlias = (
     CancelledNotification
     | ProgressNotification
@@ -1878,7 +1880,7 @@ ServerNotification: TypeAlias = (
     | ToolListChangedNotification
     | LoggingMessageNotification
 )
-#: `ServerResult` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#serverresult
+"""`ServerNotification` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#servernotification"""
 ServerResult: TypeAlias = (
     Result
     | InputRequiredResult
@@ -1893,6 +1895,7 @@ ServerResult: TypeAlias = (
     | CallToolResult
     | CompleteResult
 )
+"""`ServerResult` in MCP 2026-07-28: https://modelcontextprotocol.io/specification/2026-07-28/schema#serverresult"""
 
 # Unions whose variant depends on context: documentation only, not decode targets.
 CONTEXT_DEPENDENT: Final[frozenset[str]] = frozenset(
@@ -1905,6 +1908,7 @@ CONTEXT_DEPENDENT: Final[frozenset[str]] = frozenset(
         "ServerResult",
     }
 )
+"""Union names that cannot be decoded on their own (the method decides the variant)."""
 
 METHODS: Final[dict[str, MethodInfo]] = {
     "completion/complete": MethodInfo(
@@ -2139,6 +2143,7 @@ METHODS: Final[dict[str, MethodInfo]] = {
         cacheable=True,
     ),
 }
+"""Every method of this revision: its direction, message, params and result types."""
 
 # Request method -> its params type as a legacy request sends it (no `_meta`).
 LENIENT_PARAMS: Final[dict[str, type[MCPStruct]]] = {
@@ -2153,14 +2158,22 @@ LENIENT_PARAMS: Final[dict[str, type[MCPStruct]]] = {
     "tools/call": CallToolRequestParamsLenient,
     "tools/list": PaginatedRequestParamsLenient,
 }
+"""Per request method, the params type that accepts a legacy request without `_meta`."""
 
 META_CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
+"""The `_meta` key `io.modelcontextprotocol/clientCapabilities`."""
 META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
+"""The `_meta` key `io.modelcontextprotocol/clientInfo`."""
 META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
+"""The `_meta` key `io.modelcontextprotocol/logLevel`."""
 META_PROGRESS_TOKEN: Final = "progressToken"
+"""The `_meta` key `progressToken`."""
 META_PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
+"""The `_meta` key `io.modelcontextprotocol/protocolVersion`."""
 META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
+"""The `_meta` key `io.modelcontextprotocol/serverInfo`."""
 META_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+"""The `_meta` key `io.modelcontextprotocol/subscriptionId`."""
 META_KEYS: Final[frozenset[str]] = frozenset(
     {
         META_CLIENT_CAPABILITIES,
@@ -2172,15 +2185,24 @@ META_KEYS: Final[frozenset[str]] = frozenset(
         META_SUBSCRIPTION_ID,
     }
 )
+"""Every `_meta` key this revision defines."""
 
 HEADER_MISMATCH: Final = -32020
+"""JSON-RPC error code -32020."""
 MISSING_REQUIRED_CLIENT_CAPABILITY: Final = -32021
+"""JSON-RPC error code -32021."""
 UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+"""JSON-RPC error code -32022."""
 INVALID_REQUEST: Final = -32600
+"""JSON-RPC error code -32600."""
 METHOD_NOT_FOUND: Final = -32601
+"""JSON-RPC error code -32601."""
 INVALID_PARAMS: Final = -32602
+"""JSON-RPC error code -32602."""
 INTERNAL_ERROR: Final = -32603
+"""JSON-RPC error code -32603."""
 PARSE_ERROR: Final = -32700
+"""JSON-RPC error code -32700."""
 ERROR_CODES: Final[dict[str, int]] = {
     "HEADER_MISMATCH": HEADER_MISMATCH,
     "MISSING_REQUIRED_CLIENT_CAPABILITY": MISSING_REQUIRED_CLIENT_CAPABILITY,
@@ -2191,3 +2213,4 @@ ERROR_CODES: Final[dict[str, int]] = {
     "INTERNAL_ERROR": INTERNAL_ERROR,
     "PARSE_ERROR": PARSE_ERROR,
 }
+"""Error code names and their numbers."""

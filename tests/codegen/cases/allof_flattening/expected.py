@@ -31,8 +31,11 @@ __all__ = [
 ]
 
 REVISION: Final = "case-allof_flattening"
+"""The revision these types were generated from."""
 ROLE: Final = "modern"
+"""`legacy` (initialize sessions), `modern` (stateless requests) or `extension`."""
 SPEC_URL: Final = "https://example.invalid/spec"
+"""Where this revision's specification is published."""
 
 
 class Base(MCPStruct, kw_only=True):
@@ -75,14 +78,18 @@ class Task(MCPStruct, kw_only=True):
     ttl: int
 
 
-#: `Status` in MCP case-allof_flattening: https://example.invalid/spec#status
 Status: TypeAlias = StatusWorking | StatusInputRequired
+"""`Status` in MCP case-allof_flattening: https://example.invalid/spec#status"""
 
 # Unions whose variant depends on context: documentation only, not decode targets.
 CONTEXT_DEPENDENT: Final[frozenset[str]] = frozenset({})
+"""Union names that cannot be decoded on their own (the method decides the variant)."""
 
 METHODS: Final[dict[str, MethodInfo]] = {}
+"""Every method of this revision: its direction, message, params and result types."""
 
 META_KEYS: Final[frozenset[str]] = frozenset({})
+"""Every `_meta` key this revision defines."""
 
 ERROR_CODES: Final[dict[str, int]] = {}
+"""Error code names and their numbers."""

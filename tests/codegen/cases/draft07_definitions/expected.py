@@ -37,8 +37,11 @@ __all__ = [
 ]
 
 REVISION: Final = "case-draft07_definitions"
+"""The revision these types were generated from."""
 ROLE: Final = "modern"
+"""`legacy` (initialize sessions), `modern` (stateless requests) or `extension`."""
 SPEC_URL: Final = "https://example.invalid/spec"
+"""Where this revision's specification is published."""
 
 
 class NoteNotification(MCPStruct, kw_only=True):
@@ -76,17 +79,18 @@ class Result(MCPStruct, kw_only=True):
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
 
-#: `ClientNotification` in MCP case-draft07_definitions: https://example.invalid/spec#clientnotification
 ClientNotification: TypeAlias = NoteNotification
-#: `ClientRequest` in MCP case-draft07_definitions: https://example.invalid/spec#clientrequest
+"""`ClientNotification` in MCP case-draft07_definitions: https://example.invalid/spec#clientnotification"""
 ClientRequest: TypeAlias = PingRequest
-#: `EmptyResult` in MCP case-draft07_definitions: https://example.invalid/spec#emptyresult
+"""`ClientRequest` in MCP case-draft07_definitions: https://example.invalid/spec#clientrequest"""
 EmptyResult: TypeAlias = Result
-#: `RequestId` in MCP case-draft07_definitions: https://example.invalid/spec#requestid
+"""`EmptyResult` in MCP case-draft07_definitions: https://example.invalid/spec#emptyresult"""
 RequestId: TypeAlias = str | int
+"""`RequestId` in MCP case-draft07_definitions: https://example.invalid/spec#requestid"""
 
 # Unions whose variant depends on context: documentation only, not decode targets.
 CONTEXT_DEPENDENT: Final[frozenset[str]] = frozenset({})
+"""Union names that cannot be decoded on their own (the method decides the variant)."""
 
 METHODS: Final[dict[str, MethodInfo]] = {
     "notifications/note": MethodInfo(
@@ -112,12 +116,17 @@ METHODS: Final[dict[str, MethodInfo]] = {
         cacheable=False,
     ),
 }
+"""Every method of this revision: its direction, message, params and result types."""
 
 META_KEYS: Final[frozenset[str]] = frozenset({})
+"""Every `_meta` key this revision defines."""
 
 OOPS_ERROR: Final = -32050
+"""JSON-RPC error code -32050."""
 PARSE_ERROR: Final = -32700
+"""JSON-RPC error code -32700."""
 ERROR_CODES: Final[dict[str, int]] = {
     "OOPS_ERROR": OOPS_ERROR,
     "PARSE_ERROR": PARSE_ERROR,
 }
+"""Error code names and their numbers."""

@@ -40,15 +40,20 @@ __all__ = [
 ]
 
 REVISION: Final = "case-extension_keys"
+"""The revision these types were generated from."""
 ROLE: Final = "extension"
+"""`legacy` (initialize sessions), `modern` (stateless requests) or `extension`."""
 SPEC_URL: Final = "https://example.invalid/spec"
+"""Where this revision's specification is published."""
 EXTENSION_ID: Final = "example/ext"
+"""The identifier a peer declares to support this extension."""
 # Core definitions emitted here with keys this extension adds (schema/policy.toml).
 CORE_EXTENDED: Final = (
     "Filter",
     "WatchRequest",
     "WatchRequestParams",
 )
+"""Core definitions re-emitted here with the extension's added keys."""
 
 
 class Filter(MCPStruct, kw_only=True):
@@ -94,6 +99,7 @@ class WatchRequestParams(MCPStruct, kw_only=True):
 
 # Unions whose variant depends on context: documentation only, not decode targets.
 CONTEXT_DEPENDENT: Final[frozenset[str]] = frozenset({})
+"""Union names that cannot be decoded on their own (the method decides the variant)."""
 
 METHODS: Final[dict[str, MethodInfo]] = {
     "watch": MethodInfo(
@@ -108,7 +114,10 @@ METHODS: Final[dict[str, MethodInfo]] = {
         cacheable=False,
     ),
 }
+"""Every method of this revision: its direction, message, params and result types."""
 
 META_KEYS: Final[frozenset[str]] = frozenset({})
+"""Every `_meta` key this revision defines."""
 
 ERROR_CODES: Final[dict[str, int]] = {}
+"""Error code names and their numbers."""

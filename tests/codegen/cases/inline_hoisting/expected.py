@@ -35,8 +35,11 @@ __all__ = [
 ]
 
 REVISION: Final = "case-inline_hoisting"
+"""The revision these types were generated from."""
 ROLE: Final = "modern"
+"""`legacy` (initialize sessions), `modern` (stateless requests) or `extension`."""
 SPEC_URL: Final = "https://example.invalid/spec"
+"""Where this revision's specification is published."""
 
 
 class Either(MCPStruct, kw_only=True):
@@ -114,14 +117,18 @@ class RequestWhere(MCPStruct, kw_only=True):
     y: int
 
 
-#: `Pick` in MCP case-inline_hoisting: https://example.invalid/spec#pick
 Pick: TypeAlias = PickPoint | PickNone
+"""`Pick` in MCP case-inline_hoisting: https://example.invalid/spec#pick"""
 
 # Unions whose variant depends on context: documentation only, not decode targets.
 CONTEXT_DEPENDENT: Final[frozenset[str]] = frozenset({})
+"""Union names that cannot be decoded on their own (the method decides the variant)."""
 
 METHODS: Final[dict[str, MethodInfo]] = {}
+"""Every method of this revision: its direction, message, params and result types."""
 
 META_KEYS: Final[frozenset[str]] = frozenset({})
+"""Every `_meta` key this revision defines."""
 
 ERROR_CODES: Final[dict[str, int]] = {}
+"""Error code names and their numbers."""

@@ -41,8 +41,11 @@ __all__ = [
 ]
 
 REVISION: Final = "case-lenient_params"
+"""The revision these types were generated from."""
 ROLE: Final = "modern"
+"""`legacy` (initialize sessions), `modern` (stateless requests) or `extension`."""
 SPEC_URL: Final = "https://example.invalid/spec"
+"""Where this revision's specification is published."""
 
 
 class AskRequest(MCPStruct, kw_only=True, tag_field="method", tag="ask"):
@@ -144,13 +147,14 @@ class RequestParamsLenient(RequestParams, kw_only=True):
     meta: dict[str, Any] = msgspec.field(default_factory=dict, name="_meta")
 
 
-#: `ClientNotification` in MCP case-lenient_params: https://example.invalid/spec#clientnotification
 ClientNotification: TypeAlias = NoteNotification
-#: `ClientRequest` in MCP case-lenient_params: https://example.invalid/spec#clientrequest
+"""`ClientNotification` in MCP case-lenient_params: https://example.invalid/spec#clientnotification"""
 ClientRequest: TypeAlias = FetchRequest | ListRequest | CountRequest | AskRequest
+"""`ClientRequest` in MCP case-lenient_params: https://example.invalid/spec#clientrequest"""
 
 # Unions whose variant depends on context: documentation only, not decode targets.
 CONTEXT_DEPENDENT: Final[frozenset[str]] = frozenset({})
+"""Union names that cannot be decoded on their own (the method decides the variant)."""
 
 METHODS: Final[dict[str, MethodInfo]] = {
     "ask": MethodInfo(
@@ -209,6 +213,7 @@ METHODS: Final[dict[str, MethodInfo]] = {
         cacheable=False,
     ),
 }
+"""Every method of this revision: its direction, message, params and result types."""
 
 # Request method -> its params type as a legacy request sends it (no `_meta`).
 LENIENT_PARAMS: Final[dict[str, type[MCPStruct]]] = {
@@ -216,7 +221,10 @@ LENIENT_PARAMS: Final[dict[str, type[MCPStruct]]] = {
     "fetch": FetchRequestParamsLenient,
     "list": RequestParamsLenient,
 }
+"""Per request method, the params type that accepts a legacy request without `_meta`."""
 
 META_KEYS: Final[frozenset[str]] = frozenset({})
+"""Every `_meta` key this revision defines."""
 
 ERROR_CODES: Final[dict[str, int]] = {}
+"""Error code names and their numbers."""

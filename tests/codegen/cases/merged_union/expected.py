@@ -30,8 +30,11 @@ __all__ = [
 ]
 
 REVISION: Final = "case-merged_union"
+"""The revision these types were generated from."""
 ROLE: Final = "modern"
+"""`legacy` (initialize sessions), `modern` (stateless requests) or `extension`."""
 SPEC_URL: Final = "https://example.invalid/spec"
+"""Where this revision's specification is published."""
 
 
 class AnyBody(MCPStruct, kw_only=True):
@@ -71,8 +74,8 @@ class TextBody(MCPStruct, kw_only=True):
     text: str
 
 
-#: `Context` in MCP case-merged_union: https://example.invalid/spec#context
 Context: TypeAlias = TextBody | BinaryBody | Message
+"""`Context` in MCP case-merged_union: https://example.invalid/spec#context"""
 
 # Unions whose variant depends on context: documentation only, not decode targets.
 CONTEXT_DEPENDENT: Final[frozenset[str]] = frozenset(
@@ -80,9 +83,13 @@ CONTEXT_DEPENDENT: Final[frozenset[str]] = frozenset(
         "Context",
     }
 )
+"""Union names that cannot be decoded on their own (the method decides the variant)."""
 
 METHODS: Final[dict[str, MethodInfo]] = {}
+"""Every method of this revision: its direction, message, params and result types."""
 
 META_KEYS: Final[frozenset[str]] = frozenset({})
+"""Every `_meta` key this revision defines."""
 
 ERROR_CODES: Final[dict[str, int]] = {}
+"""Error code names and their numbers."""

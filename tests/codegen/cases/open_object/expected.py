@@ -29,8 +29,11 @@ __all__ = [
 ]
 
 REVISION: Final = "case-open_object"
+"""The revision these types were generated from."""
 ROLE: Final = "modern"
+"""`legacy` (initialize sessions), `modern` (stateless requests) or `extension`."""
 SPEC_URL: Final = "https://example.invalid/spec"
+"""Where this revision's specification is published."""
 
 
 class Closed(MCPStruct, kw_only=True):
@@ -50,14 +53,19 @@ class Tool(MCPStruct, kw_only=True):
 
 # Unions whose variant depends on context: documentation only, not decode targets.
 CONTEXT_DEPENDENT: Final[frozenset[str]] = frozenset({})
+"""Union names that cannot be decoded on their own (the method decides the variant)."""
 
 METHODS: Final[dict[str, MethodInfo]] = {}
+"""Every method of this revision: its direction, message, params and result types."""
 
 META_TRACE_ID: Final = "traceId"
+"""The `_meta` key `traceId`."""
 META_KEYS: Final[frozenset[str]] = frozenset(
     {
         META_TRACE_ID,
     }
 )
+"""Every `_meta` key this revision defines."""
 
 ERROR_CODES: Final[dict[str, int]] = {}
+"""Error code names and their numbers."""

@@ -28,8 +28,11 @@ __all__ = [
 ]
 
 REVISION: Final = "case-recursive_alias"
+"""The revision these types were generated from."""
 ROLE: Final = "modern"
+"""`legacy` (initialize sessions), `modern` (stateless requests) or `extension`."""
 SPEC_URL: Final = "https://example.invalid/spec"
+"""Where this revision's specification is published."""
 
 
 class Tree(MCPStruct, kw_only=True):
@@ -40,18 +43,22 @@ class Tree(MCPStruct, kw_only=True):
     data: Any | UnsetType = UNSET
 
 
-#: `Nested` in MCP case-recursive_alias: https://example.invalid/spec#nested
 Nested: TypeAlias = list[Any]
-#: `Object` in MCP case-recursive_alias: https://example.invalid/spec#object
+"""`Nested` in MCP case-recursive_alias: https://example.invalid/spec#nested"""
 Object: TypeAlias = dict[str, Any]
-#: `Value` in MCP case-recursive_alias: https://example.invalid/spec#value
+"""`Object` in MCP case-recursive_alias: https://example.invalid/spec#object"""
 Value: TypeAlias = Any
+"""`Value` in MCP case-recursive_alias: https://example.invalid/spec#value"""
 
 # Unions whose variant depends on context: documentation only, not decode targets.
 CONTEXT_DEPENDENT: Final[frozenset[str]] = frozenset({})
+"""Union names that cannot be decoded on their own (the method decides the variant)."""
 
 METHODS: Final[dict[str, MethodInfo]] = {}
+"""Every method of this revision: its direction, message, params and result types."""
 
 META_KEYS: Final[frozenset[str]] = frozenset({})
+"""Every `_meta` key this revision defines."""
 
 ERROR_CODES: Final[dict[str, int]] = {}
+"""Error code names and their numbers."""

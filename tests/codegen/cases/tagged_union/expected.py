@@ -28,8 +28,11 @@ __all__ = [
 ]
 
 REVISION: Final = "case-tagged_union"
+"""The revision these types were generated from."""
 ROLE: Final = "modern"
+"""`legacy` (initialize sessions), `modern` (stateless requests) or `extension`."""
 SPEC_URL: Final = "https://example.invalid/spec"
+"""Where this revision's specification is published."""
 
 
 class Circle(MCPStruct, kw_only=True, tag_field="kind", tag="circle"):
@@ -61,14 +64,18 @@ class Square(MCPStruct, kw_only=True, tag_field="kind", tag="square"):
         return "square"
 
 
-#: `Shape` in MCP case-tagged_union: https://example.invalid/spec#shape
 Shape: TypeAlias = Circle | Square
+"""`Shape` in MCP case-tagged_union: https://example.invalid/spec#shape"""
 
 # Unions whose variant depends on context: documentation only, not decode targets.
 CONTEXT_DEPENDENT: Final[frozenset[str]] = frozenset({})
+"""Union names that cannot be decoded on their own (the method decides the variant)."""
 
 METHODS: Final[dict[str, MethodInfo]] = {}
+"""Every method of this revision: its direction, message, params and result types."""
 
 META_KEYS: Final[frozenset[str]] = frozenset({})
+"""Every `_meta` key this revision defines."""
 
 ERROR_CODES: Final[dict[str, int]] = {}
+"""Error code names and their numbers."""
