@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from mcpgen import Client, Proxy
-from tests.processes import EVERYTHING
+from tests.processes import EVERYTHING, http_server
 
 ERAS = ["legacy", "modern"]
 UPSTREAM = [sys.executable, str(EVERYTHING), "--transport", "stdio"]
@@ -80,6 +80,22 @@ def test_mcpgen_proxy_on_stdio_answers_with_its_upstreams_identity(
 ) -> None:
     command = [MCPGEN, "proxy", "--upstream-era", upstream_era, "--", *UPSTREAM]
     info, instructions, seen = asyncio.run(_identity(Client.stdio(command, era=era)))  # type: ignore[arg-type]
+    assert seen == era
+    assert info == {"name": "mcpgen-everything", "version": "1.0.0", "description": NOTE}
+    assert instructions == INSTRUCTIONS
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_over_http_the_identity_replaces_the_one_frozen_at_startup(
+    era: str, tmp_path: Path
+) -> None:
+    """The HTTP app builds the server core before the lifespan connects the upstream."""
+
+    def command(port: int) -> list[str]:
+        return [MCPGEN, "proxy", "--transport", "http", "--port", str(port), "--", *UPSTREAM]
+
+    with http_server(command, tmp_path / "proxy.log") as url:
+        info, instructions, seen = asyncio.run(_identity(Client.http(url, era=era)))  # type: ignore[arg-type]
     assert seen == era
     assert info == {"name": "mcpgen-everything", "version": "1.0.0", "description": NOTE}
     assert instructions == INSTRUCTIONS
