@@ -65,9 +65,10 @@ class Proxy(Server):
     it a proxy of one upstream answers with the upstream's serverInfo (its description
     noting the proxy) and an aggregating one is "mcpgen-proxy". The upstreams'
     instructions are served unless `instructions` is given. Other keywords are the
-    `Server`'s (version, state_keys, keys, ...); with a shared bus (`redis=`, `bus=`) a continuation
-    reaching a worker that does not hold its upstream call is carried to the one that
-    does (`_route`). The upstreams are connected while the server serves (its lifespan).
+    `Server`'s (version, state_keys, keys, ...); with a shared bus (`redis=`, `bus=`) a
+    continuation reaching a worker that does not hold its upstream call is carried to
+    the one that does (`_route`). The upstreams are connected while the server serves
+    (its lifespan).
     """
 
     def __init__(
