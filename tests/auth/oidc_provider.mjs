@@ -4,7 +4,8 @@
 // <resource> and opaque ones for <opaque resource> (scopes mcp:tools and admin, living
 // <ttl> seconds, default 600), refresh tokens, introspection (the resource server
 // authenticates as mcp-introspector / introspector-secret; JWTs cannot be
-// introspected, opaque tokens can), the development login and consent pages (scripted
+// introspected, opaque tokens can), revocation (RFC 7009; JWTs cannot be revoked,
+// opaque and refresh tokens can), the development login and consent pages (scripted
 // by the tests). Prints "ready" when listening.
 const [modules, port, resource, ttl = '600', opaque] = process.argv.slice(2);
 const { default: Provider, errors } = await import(`${modules}/oidc-provider/lib/index.js`);
@@ -16,6 +17,7 @@ const provider = new Provider(issuer, {
     devInteractions: { enabled: true },
     registration: { enabled: true },
     introspection: { enabled: true },
+    revocation: { enabled: true },
     resourceIndicators: {
       enabled: true,
       defaultResource: () => resource,

@@ -6,9 +6,10 @@ Server side (a protected resource, RFC 9728): `AuthSettings` given to
 
 Client side: `OAuth` (authorization code + PKCE for a user) and `ClientCredentials`
 (a machine client) are `httpx.Auth` flows for `Client.http(url, auth=...)`; grants are
-kept in a `TokenStorage` (`InMemoryTokenStorage`, `FileTokenStorage`); the user's
-approval comes back through a `RedirectHandler` (`LoopbackRedirect` with a browser,
-`HeadlessRedirect` without).
+kept in a `TokenStorage` (`InMemoryTokenStorage`, `FileTokenStorage`) and ended with
+their `revoke` and `logout` (a `Revocation` each); the user's approval comes back
+through a `RedirectHandler` (`LoopbackRedirect` with a browser, `HeadlessRedirect`
+without).
 
 The verifiers and the client flows need the `auth` extra (joserfc, httpx). Every name
 is loaded on first use, so importing this package (or the HTTP app) imports neither.
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from mcpgen.auth._client import OAuth
-    from mcpgen.auth._client_base import OAuthBase
+    from mcpgen.auth._client_base import OAuthBase, Revocation
     from mcpgen.auth._client_credentials import ClientCredentials
     from mcpgen.auth._client_redirect import HeadlessRedirect, LoopbackRedirect, RedirectHandler
     from mcpgen.auth._discovery import AuthorizationError
@@ -52,6 +53,7 @@ _CLIENT = {
     "OAuth": "_client",
     "OAuthBase": "_client_base",
     "RedirectHandler": "_client_redirect",
+    "Revocation": "_client_base",
     "TokenStorage": "_storage",
 }
 _MODULES = {**_SERVER, **_CLIENT}
@@ -71,6 +73,7 @@ __all__ = [
     "OAuth",
     "OAuthBase",
     "RedirectHandler",
+    "Revocation",
     "StaticTokenVerifier",
     "TokenCache",
     "TokenStorage",

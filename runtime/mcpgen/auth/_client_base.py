@@ -1,6 +1,7 @@
 """`OAuthBase`: the `httpx.Auth` machinery shared by the interactive and the machine
 OAuth clients: bearer tokens on every request, discovery on a 401, step-up on a 403
-`insufficient_scope`, proactive refresh, storage, and the limits that keep it safe.
+`insufficient_scope`, proactive refresh, storage, revocation (`revoke`, `logout`), and
+the limits that keep it safe.
 
 No lock is held while a request or a stream is in flight: the lock only guards
 obtaining a token, so a long SSE stream never stalls other requests, and concurrent
@@ -10,10 +11,12 @@ requests that find the token expired wait for the one refresh the first of them 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncGenerator, Generator, Sequence
 from urllib.parse import urlsplit
 
 import httpx
+import msgspec
 
 from mcpgen.auth._discovery import (
     AuthorizationError,
@@ -23,13 +26,14 @@ from mcpgen.auth._discovery import (
     fetch_resource_metadata,
     fetch_server_metadata,
     parse_challenge,
+    require_secure,
     resource_covers,
 )
 from mcpgen.auth._oauth_dpop import ALGORITHM, DPoPKey
-from mcpgen.auth._oauth_grants import Signer, TokenRefusedError, request_tokens
+from mcpgen.auth._oauth_grants import Signer, TokenRefusedError, request_tokens, revoke_token
 from mcpgen.auth._storage import Grant, InMemoryTokenStorage, TokenStorage
 
-__all__ = ["MAX_ATTEMPTS", "OAuthBase"]
+__all__ = ["MAX_ATTEMPTS", "OAuthBase", "Revocation"]
 
 # Authorizations in a row that did not lead to an accepted request before the client
 # gives up (a server that keeps answering 403 must not cause endless logins).
@@ -38,6 +42,26 @@ MAX_ATTEMPTS = 3
 
 def _union(first: Sequence[str], second: Sequence[str]) -> list[str]:
     return list(dict.fromkeys([*first, *second]))
+
+
+class Revocation(msgspec.Struct, frozen=True, kw_only=True):
+    """What `OAuthBase.revoke` did with one grant's tokens at its authorization server.
+
+    `offered`: the server advertises a revocation endpoint (False: nothing was sent,
+    the tokens stay valid until they expire). `revoked`: the kinds of token it
+    confirmed (`refresh_token`, `access_token`). `failed`: kind -> why it was not
+    revoked (the server's error, never the token)."""
+
+    issuer: str
+    resource: str
+    offered: bool = True
+    revoked: tuple[str, ...] = ()
+    failed: dict[str, str] = msgspec.field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        """Every token the grant held is revoked."""
+        return self.offered and not self.failed
 
 
 class OAuthBase(httpx.Auth):
@@ -288,3 +312,79 @@ class OAuthBase(httpx.Auth):
         ):
             return self.grant
         return await self.storage.load(issuer, resource)
+
+    async def revoke(self, grant: Grant | None = None) -> Revocation:
+        """Revoke `grant`'s tokens (default: this client's current grant) at its
+        authorization server's `revocation_endpoint` (RFC 7009), authenticated as at
+        the token endpoint: the refresh token first (servers commonly end the whole
+        grant with it), then the access token unless it has expired. Failures are
+        reported in the result, not raised. The grant is then kept without its tokens
+        (storage and this client), so the client registration serves the next login."""
+        grant = grant or self.grant
+        if grant is None:
+            raise AuthorizationError("nothing to revoke: no grant")
+        live = grant.expires_at is None or grant.expires_at > time.time()
+        tokens = [
+            (hint, token)
+            for hint, token in (
+                ("refresh_token", grant.refresh_token),
+                ("access_token", grant.access_token if live else None),
+            )
+            if token is not None
+        ]
+        revoked: list[str] = []
+        failed: dict[str, str] = {}
+        offered = True
+        try:
+            async with self.http() as http:
+                metadata = self.metadata
+                if metadata is None or metadata.issuer != grant.issuer:
+                    metadata = await fetch_server_metadata(http, grant.issuer)
+                endpoint = metadata.revocation_endpoint
+                offered = endpoint is not None
+                if endpoint is not None:
+                    require_secure(endpoint, "revocation endpoint")
+                    for hint, token in tokens:
+                        try:
+                            await revoke_token(
+                                http, endpoint, metadata, grant, token, hint, self.signer()
+                            )
+                            revoked.append(hint)
+                        except AuthorizationError as exc:
+                            failed[hint] = str(exc)
+        except AuthorizationError as exc:  # no metadata, or an endpoint refused as unsafe
+            failed = {hint: str(exc) for hint, _ in tokens if hint not in revoked}
+        if revoked:
+            await self._drop_tokens(grant)
+        return Revocation(
+            issuer=grant.issuer,
+            resource=grant.resource,
+            offered=offered,
+            revoked=tuple(revoked),
+            failed=failed,
+        )
+
+    async def _drop_tokens(self, grant: Grant) -> None:
+        bare = msgspec.structs.replace(
+            grant, access_token=None, refresh_token=None, expires_at=None, issued_at=None
+        )
+        if self.grant is not None and (self.grant.issuer, self.grant.resource) == (
+            grant.issuer,
+            grant.resource,
+        ):
+            self.grant = bare
+        if await self.storage.load(grant.issuer, grant.resource) is not None:
+            await self.storage.save(bare)
+
+    async def logout(self, server_url: str) -> list[Revocation]:
+        """Revoke (see `revoke`) and forget every grant kept for `server_url`, each
+        removed from storage even when its revocation failed; one result per grant
+        (none: there was nothing kept)."""
+        results = []
+        for grant in await self.storage.grants():
+            if resource_covers(grant.resource, server_url):
+                results.append(await self.revoke(grant))
+                await self.storage.remove(grant.issuer, grant.resource)
+        if self.grant is not None and resource_covers(self.grant.resource, server_url):
+            self.grant = None
+        return results

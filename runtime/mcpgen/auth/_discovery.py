@@ -66,6 +66,7 @@ class ServerMetadata(msgspec.Struct, kw_only=True):
     authorization_response_iss_parameter_supported: bool = False
     client_id_metadata_document_supported: bool = False
     dpop_signing_alg_values_supported: list[str] | None = None
+    revocation_endpoint: str | None = None
 
 
 class Challenge(msgspec.Struct, frozen=True):

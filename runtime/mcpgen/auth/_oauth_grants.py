@@ -1,6 +1,7 @@
 """The client's calls to an authorization server's endpoints: dynamic client
-registration (RFC 7591) and token requests (authorization code, refresh, client
-credentials), with the token endpoint authentication the registration settled on.
+registration (RFC 7591), token requests (authorization code, refresh, client
+credentials) and token revocation (RFC 7009), with the token endpoint authentication
+the registration settled on.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ __all__ = [
     "auth_method_for",
     "register",
     "request_tokens",
+    "revoke_token",
 ]
 
 ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
@@ -235,3 +237,29 @@ async def request_tokens(
         expires_at=expires,
         issued_at=now,
     )
+
+
+async def revoke_token(
+    http: httpx.AsyncClient,
+    endpoint: str,
+    metadata: ServerMetadata,
+    grant: Grant,
+    token: str,
+    hint: str,
+    signer: Signer | None = None,
+) -> None:
+    """Revoke `token` (a `hint`: refresh_token or access_token) at the revocation
+    `endpoint`, authenticated as at the token endpoint. Raises AuthorizationError
+    with the server's reason (never the token) when it is not revoked."""
+    import httpx  # noqa: PLC0415 (loaded already: `http` is an httpx client)
+
+    form = {"token": token, "token_type_hint": hint}
+    headers = _client_authentication(grant, form, metadata.issuer, signer)
+    try:
+        response = await http.post(endpoint, data=form, headers=headers)
+    except httpx.HTTPError as exc:
+        raise AuthorizationError(f"revocation at {endpoint} failed: {exc}") from exc
+    # RFC 7009 section 2.2: 200 also for a token the server does not know (already
+    # invalid), so it is the only answer that means done.
+    if response.status_code != 200:
+        raise AuthorizationError(f"revocation at {endpoint}: {_failure(response)}")

@@ -1,6 +1,10 @@
 """Authorization on the command line: `mcpgen login URL`, `mcpgen logout URL`, and the
 `--auth` and `--header` options of the client commands.
 
+`logout` revokes the kept refresh and access tokens at the authorization server
+(RFC 7009, when its metadata names a revocation endpoint), then deletes the grants;
+what could not be revoked is named on stderr, and deleted all the same.
+
 `login` runs the OAuth flow (the browser, a loopback redirect) and keeps the grant in
 a file store, by default `~/.config/mcpgen/oauth` (`$XDG_CONFIG_HOME` honoured;
 `MCPGEN_OAUTH_DIR` overrides it). `--auth oauth` on a client command uses that grant,
@@ -24,6 +28,7 @@ if TYPE_CHECKING:
     import httpx
 
     from mcpgen.auth._client import OAuth
+    from mcpgen.auth._client_base import Revocation
     from mcpgen.auth._client_redirect import RedirectHandler
     from mcpgen.auth._storage import FileTokenStorage, Grant
 
@@ -156,22 +161,30 @@ def login(
 
 
 def logout(url: Annotated[str, typer.Argument(help="The MCP server's URL.")]) -> None:
-    """Forget the grants kept for a server (the tokens are not revoked at the
-    authorization server)."""
-    from mcpgen.auth._discovery import resource_covers  # noqa: PLC0415 (as above)
-
-    storage = _storage()
-
-    async def forget() -> list[str]:
-        removed = []
-        for grant in await storage.grants():
-            if resource_covers(grant.resource, url):
-                await storage.remove(grant.issuer, grant.resource)
-                removed.append(grant.issuer)
-        return removed
-
-    removed = asyncio.run(forget())
-    if not removed:
+    """Sign out of a server: revoke the kept tokens at the authorization server (where
+    it offers revocation) and forget the grants."""
+    ended = asyncio.run(_oauth().logout(url))
+    if not ended:
         typer.echo(f"not logged in to {url}", err=True)
         raise typer.Exit(1)
-    typer.echo(f"logged out of {url} ({', '.join(removed)})")
+    for revocation in ended:
+        _report(revocation)
+    issuers = ", ".join(r.issuer for r in ended)
+    typer.echo(f"logged out of {url} ({issuers})")
+
+
+def _report(revocation: Revocation) -> None:
+    """Say on stderr what was not revoked: those tokens stay valid until they expire."""
+    issuer = revocation.issuer
+    if not revocation.offered:
+        typer.echo(
+            f"note: {issuer} offers no token revocation; the tokens were only deleted here"
+            " and stay valid until they expire",
+            err=True,
+        )
+    for kind, why in revocation.failed.items():
+        typer.echo(
+            f"warning: could not revoke the {kind.replace('_', ' ')} at {issuer} ({why});"
+            " deleted here, it stays valid until it expires",
+            err=True,
+        )

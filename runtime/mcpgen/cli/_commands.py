@@ -18,34 +18,38 @@ default; `--json` prints the result as the negotiated revision puts it on the wi
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 import msgspec
 import typer
 
 from mcpgen._api_client import Client
-from mcpgen.cli._auth import AuthOpt, HeaderOpt
 from mcpgen.cli._elicit import answerer
-from mcpgen.cli._run import AsJson, Era, Transport, Words, emit_json, run, show_content, split
+from mcpgen.cli._run import Common, client_command, show_content, split
 
 __all__ = ["COMMANDS"]
+
+T = TypeVar("T")
 
 
 def _first_line(text: str | msgspec.UnsetType) -> str:
     return "" if text is msgspec.UNSET or not text else f"  {text.splitlines()[0]}"
 
 
-def discover(
-    words: Words = None,
-    era: Era = "auto",
-    transport: Transport = "http",
-    as_json: AsJson = False,
-    auth: AuthOpt = None,
-    header: HeaderOpt = None,
-) -> None:
+def _listed(
+    words: list[str], opts: Common, work: Callable[[Client], Awaitable[Sequence[T]]]
+) -> Sequence[T]:
+    """The items `work` lists, to print one a line; none when --json printed them."""
+    target, _ = split(words)
+    found, version = opts.run(target, work)
+    return () if opts.printed(found, version) else found
+
+
+@client_command
+def discover(words: list[str], opts: Common) -> None:
     """Which era and version the server speaks, who it is, what it offers."""
-    target, _ = split(words or [])
+    target, _ = split(words)
 
     async def work(client: Client) -> dict[str, Any]:
         return {
@@ -56,9 +60,8 @@ def discover(
             "instructions": client.core.instructions,
         }
 
-    info, version = run(target, era, work, transport, auth=auth, headers=header)
-    if as_json:
-        emit_json(info, version)
+    info, version = opts.run(target, work)
+    if opts.printed(info, version):
         return
     server = info["serverInfo"] or {}
     typer.echo(f"{server.get('name', '?')} {server.get('version', '')}".strip())
@@ -68,41 +71,22 @@ def discover(
         typer.echo(f"instructions: {info['instructions']}")
 
 
-def tools(
-    words: Words = None,
-    era: Era = "auto",
-    transport: Transport = "http",
-    as_json: AsJson = False,
-    auth: AuthOpt = None,
-    header: HeaderOpt = None,
-) -> None:
+@client_command
+def tools(words: list[str], opts: Common) -> None:
     """List the server's tools."""
-    target, _ = split(words or [])
-    found, version = run(
-        target, era, lambda c: c.list_tools(), transport, auth=auth, headers=header
-    )
-    if as_json:
-        emit_json(found, version)
-        return
-    for tool in found:
+    for tool in _listed(words, opts, lambda c: c.list_tools()):
         props = tool.input_schema.get("properties") or {}
         required = set(tool.input_schema.get("required") or ())
         args = ", ".join(f"{n}{'' if n in required else '?'}" for n in props)
         typer.echo(f"{tool.name}({args}){_first_line(tool.description)}")
 
 
-def call(
-    words: Words = None,
-    era: Era = "auto",
-    transport: Transport = "http",
-    as_json: AsJson = False,
-    auth: AuthOpt = None,
-    header: HeaderOpt = None,
-) -> None:
+@client_command
+def call(words: list[str], opts: Common) -> None:
     """Call TOOL with a JSON object of arguments: call [URL] TOOL ['{...}'] [-- COMMAND].
 
     A server's question (elicitation) is asked on the terminal; without one it is declined."""
-    target, own = split(words or [])
+    target, own = split(words)
     if not own:
         raise typer.BadParameter("name the tool to call")
     try:
@@ -111,18 +95,8 @@ def call(
         raise typer.BadParameter(f"the arguments are not JSON: {exc}") from None
     if not isinstance(arguments, dict):
         raise typer.BadParameter("the arguments must be a JSON object")
-    result, version = run(
-        target,
-        era,
-        lambda c: c.call_tool(own[0], arguments),
-        transport,
-        answerer(),
-        auth=auth,
-        headers=header,
-    )
-    if as_json:
-        emit_json(result, version)
-    else:
+    result, version = opts.run(target, lambda c: c.call_tool(own[0], arguments), answerer())
+    if not opts.printed(result, version):
         show_content(result.content)
         if result.structured_content is not msgspec.UNSET:
             typer.echo(json.dumps(result.structured_content, indent=2))
@@ -130,23 +104,14 @@ def call(
         raise typer.Exit(1)
 
 
-def read(
-    words: Words = None,
-    era: Era = "auto",
-    transport: Transport = "http",
-    as_json: AsJson = False,
-    auth: AuthOpt = None,
-    header: HeaderOpt = None,
-) -> None:
+@client_command
+def read(words: list[str], opts: Common) -> None:
     """Read a resource: read [URL] URI [-- COMMAND]."""
-    target, own = split(words or [])
+    target, own = split(words)
     if not own:
         raise typer.BadParameter("name the resource URI to read")
-    result, version = run(
-        target, era, lambda c: c.read_resource(own[0]), transport, auth=auth, headers=header
-    )
-    if as_json:
-        emit_json(result, version)
+    result, version = opts.run(target, lambda c: c.read_resource(own[0]))
+    if opts.printed(result, version):
         return
     for item in result.contents:
         if item.text is not msgspec.UNSET:
@@ -157,23 +122,10 @@ def read(
             )
 
 
-def prompts(
-    words: Words = None,
-    era: Era = "auto",
-    transport: Transport = "http",
-    as_json: AsJson = False,
-    auth: AuthOpt = None,
-    header: HeaderOpt = None,
-) -> None:
+@client_command
+def prompts(words: list[str], opts: Common) -> None:
     """List the server's prompts and their arguments."""
-    target, _ = split(words or [])
-    found, version = run(
-        target, era, lambda c: c.list_prompts(), transport, auth=auth, headers=header
-    )
-    if as_json:
-        emit_json(found, version)
-        return
-    for prompt in found:
+    for prompt in _listed(words, opts, lambda c: c.list_prompts()):
         args = prompt.arguments if prompt.arguments is not msgspec.UNSET else []
         shown = ", ".join(f"{a.name}{'' if a.required is True else '?'}" for a in args)
         typer.echo(f"{prompt.name}({shown}){_first_line(prompt.description)}")
@@ -197,24 +149,15 @@ def _prompt_arguments(given: list[str]) -> dict[str, str]:
     return arguments
 
 
-def prompt(
-    words: Words = None,
-    era: Era = "auto",
-    transport: Transport = "http",
-    as_json: AsJson = False,
-    auth: AuthOpt = None,
-    header: HeaderOpt = None,
-) -> None:
+@client_command
+def prompt(words: list[str], opts: Common) -> None:
     """Get prompt NAME: prompt [URL] NAME ['{...}' | key=value ...] [-- COMMAND]."""
-    target, own = split(words or [])
+    target, own = split(words)
     if not own:
         raise typer.BadParameter("name the prompt to get")
     arguments = _prompt_arguments(own[1:])
-    result, version = run(
-        target, era, lambda c: c.get_prompt(own[0], arguments), transport, auth=auth, headers=header
-    )
-    if as_json:
-        emit_json(result, version)
+    result, version = opts.run(target, lambda c: c.get_prompt(own[0], arguments))
+    if opts.printed(result, version):
         return
     if result.description is not msgspec.UNSET and result.description:
         typer.echo(f"# {result.description}")
@@ -223,44 +166,18 @@ def prompt(
         show_content([message.content])
 
 
-def resources(
-    words: Words = None,
-    era: Era = "auto",
-    transport: Transport = "http",
-    as_json: AsJson = False,
-    auth: AuthOpt = None,
-    header: HeaderOpt = None,
-) -> None:
+@client_command
+def resources(words: list[str], opts: Common) -> None:
     """List the server's resources."""
-    target, _ = split(words or [])
-    found, version = run(
-        target, era, lambda c: c.list_resources(), transport, auth=auth, headers=header
-    )
-    if as_json:
-        emit_json(found, version)
-        return
-    for resource in found:
+    for resource in _listed(words, opts, lambda c: c.list_resources()):
         mime = "" if resource.mime_type is msgspec.UNSET else f" ({resource.mime_type})"
         typer.echo(f"{resource.uri}  {resource.name}{mime}{_first_line(resource.description)}")
 
 
-def templates(
-    words: Words = None,
-    era: Era = "auto",
-    transport: Transport = "http",
-    as_json: AsJson = False,
-    auth: AuthOpt = None,
-    header: HeaderOpt = None,
-) -> None:
+@client_command
+def templates(words: list[str], opts: Common) -> None:
     """List the server's resource templates."""
-    target, _ = split(words or [])
-    found, version = run(
-        target, era, lambda c: c.list_resource_templates(), transport, auth=auth, headers=header
-    )
-    if as_json:
-        emit_json(found, version)
-        return
-    for template in found:
+    for template in _listed(words, opts, lambda c: c.list_resource_templates()):
         line = f"{template.uri_template}  {template.name}{_first_line(template.description)}"
         typer.echo(line)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Annotated, TypeVar
+from typing import Annotated, NamedTuple, TypeVar
 
 import msgspec
 import typer
@@ -20,14 +20,16 @@ from mcpgen._api_client import Client
 from mcpgen._callbacks import ElicitationCallback
 from mcpgen._connection import Era as ClientEra
 from mcpgen._errors import ClientError, ConfigurationError, McpError
-from mcpgen.cli._auth import http_options
+from mcpgen.cli._auth import AuthOpt, HeaderOpt, http_options
 from mcpgen_types import latest as t
 
 __all__ = [
     "AsJson",
+    "Common",
     "Era",
     "Transport",
     "Words",
+    "client_command",
     "emit_json",
     "run",
     "show_content",
@@ -190,3 +192,58 @@ def show_content(blocks: list[t.ContentBlock]) -> None:
                 else f"{len(blob) * 3 // 4} bytes"
             )
             typer.echo(f"[resource {resource.uri}] {shown}")
+
+
+class Common(NamedTuple):
+    """The options every client command takes (`client_command`), as given."""
+
+    era: str
+    transport: str
+    as_json: bool
+    auth: str | None
+    header: list[str] | None
+
+    def run(
+        self,
+        target: str | list[str],
+        work: Callable[[Client], Awaitable[T]],
+        on_elicitation: ElicitationCallback | None = None,
+    ) -> tuple[T, str]:
+        """`run` with these options."""
+        return run(
+            target,
+            self.era,
+            work,
+            self.transport,
+            on_elicitation,
+            auth=self.auth,
+            headers=self.header,
+        )
+
+    def printed(self, value: object, version: str) -> bool:
+        """With `--json`, print `value` as `version` puts it on the wire (True: done)."""
+        if self.as_json:
+            emit_json(value, version)
+        return self.as_json
+
+
+def client_command(body: Callable[[list[str], Common], None]) -> Callable[..., None]:
+    """The typer command running `body(words, options)`: the client commands' shared
+    signature (TARGET words, --era, --transport, --json, --auth, --header) under
+    `body`'s name and docstring (its help)."""
+
+    def command(
+        words: Words = None,
+        era: Era = "auto",
+        transport: Transport = "http",
+        as_json: AsJson = False,
+        auth: AuthOpt = None,
+        header: HeaderOpt = None,
+    ) -> None:
+        body(words or [], Common(era, transport, as_json, auth, header))
+
+    # Not functools.wraps: its __wrapped__ would make typer read `body`'s signature.
+    command.__name__ = command.__qualname__ = body.__name__
+    command.__doc__ = body.__doc__
+    command.__module__ = body.__module__
+    return command

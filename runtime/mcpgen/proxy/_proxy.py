@@ -8,6 +8,12 @@ upstream's lists (`_mirror`); each forwarded request runs as a pending upstream 
 (`_input`), which is what carries input requests across eras. The registry is
 refreshed when the upstream announces a change, and the downstream clients hear of it
 as of any registration (listen streams, legacy list_changed notifications).
+
+Once connected, the proxy answers with its upstream's identity (`_identity`): a proxy
+of one upstream takes that upstream's serverInfo, with a description saying it is an
+mcpgen proxy of it, and its instructions; an aggregating one keeps its own name and
+joins the upstreams' instructions under a heading per prefix. A `name` or
+`instructions` given to `Proxy` wins over the upstream's.
 """
 
 from __future__ import annotations
@@ -23,10 +29,12 @@ import msgspec
 
 from mcpgen._api import Server
 from mcpgen._errors import ClientError, ConfigurationError, McpError
+from mcpgen._protocol import META_SERVER_INFO
 from mcpgen._server._bus import PROMPTS, RESOURCES, TOOLS
 from mcpgen.proxy._mirror import completion_def
 from mcpgen.proxy._mount import ALL, Mount, Upstream, merge, routed_completion
 from mcpgen.proxy._route import Router
+from mcpgen_types import latest as t
 
 __all__ = ["Proxy", "UpstreamEra"]
 
@@ -35,6 +43,8 @@ log = logging.getLogger("mcpgen.proxy")
 UpstreamEra = Literal["auto", "legacy", "modern"]
 """Which era the proxy speaks to its upstream: `"auto"` probes it, `"modern"` or
 `"legacy"` pins one."""
+
+PROXY_NAME = "mcpgen-proxy"  # the serverInfo name of an aggregating proxy
 
 _PREFIX = re.compile(r"[A-Za-z0-9-]+")
 _LIST_CHANGED = {
@@ -53,10 +63,14 @@ class Proxy(Server):
     `upstream_era`: "auto" probes the era each upstream speaks; "legacy" or "modern"
     forces one (for all, or per prefix in a mapping). `input_timeout`: seconds a downstream
     client gets to answer an input request the upstream sent before the upstream call is
-    cancelled. `timeout`: of each upstream request. Other keywords are the `Server`'s
-    (name, state_keys, keys, ...); with a shared bus (`redis=`, `bus=`) a continuation
-    reaching a worker that does not hold its upstream call is carried to the one that
-    does (`_route`). The upstreams are connected while the server serves (its lifespan).
+    cancelled. `timeout`: of each upstream request. `name`: the serverInfo name; without
+    it a proxy of one upstream answers with the upstream's serverInfo (its description
+    noting the proxy) and an aggregating one is "mcpgen-proxy". The upstreams'
+    instructions are served unless `instructions` is given. Other keywords are the
+    `Server`'s (version, state_keys, keys, ...); with a shared bus (`redis=`, `bus=`) a
+    continuation reaching a worker that does not hold its upstream call is carried to
+    the one that does (`_route`). The upstreams are connected while the server serves
+    (its lifespan).
     """
 
     def __init__(
@@ -64,7 +78,7 @@ class Proxy(Server):
         upstream: Upstream | Mapping[str, Upstream],
         *,
         upstream_era: UpstreamEra | Mapping[str, UpstreamEra] = "auto",
-        name: str = "mcpgen-proxy",
+        name: str | None = None,
         headers: dict[str, str] | None = None,
         env: dict[str, str] | None = None,
         cwd: str | None = None,
@@ -73,12 +87,18 @@ class Proxy(Server):
         **options: Any,
     ) -> None:
         targets = dict(upstream) if isinstance(upstream, Mapping) else {"": upstream}
-        eras = upstream_era if isinstance(upstream_era, Mapping) else {}
-        if any(eras.get(p, upstream_era) not in ("auto", "legacy", "modern") for p in targets):
+        # A mapping names some upstreams' eras; the others are probed.
+        eras = dict(upstream_era) if isinstance(upstream_era, Mapping) else {}
+        default: UpstreamEra = "auto" if isinstance(upstream_era, Mapping) else upstream_era
+        if any(eras.get(p, default) not in ("auto", "legacy", "modern") for p in targets):
             raise ConfigurationError("upstream_era must be 'auto', 'legacy' or 'modern'")
         if "lifespan" in options:
             raise ConfigurationError("a Proxy's lifespan is its upstream connection")
         options.setdefault("sync_workers", 0)  # every handler forwards: all async
+        # What the proxy says of itself is the upstreams' unless the caller said it.
+        self._own_name = name is not None
+        self._own_instructions = options.get("instructions") is not None
+        name = name or PROXY_NAME
         super().__init__(name, lifespan=_connected, **options)
         prefixed = isinstance(upstream, Mapping)  # even a mapping of one: names stay stable
         if not targets or (prefixed and not all(_PREFIX.fullmatch(p) for p in targets)):
@@ -93,7 +113,7 @@ class Proxy(Server):
                 headers=headers,
                 env=env,
                 cwd=cwd,
-                era=eras.get(prefix, "auto") if eras else upstream_era,
+                era=eras.get(prefix, default),
                 name=name,
                 log_level="debug",  # every message upstream; each client's level filters
                 timeout=timeout,
@@ -103,6 +123,21 @@ class Proxy(Server):
         ]
         first = self.mounts[0]  # the upstream of a proxy of one
         self.bridge, self.upstreams, self.upstream = first.bridge, first.upstreams, first.upstream
+
+    # -- identity -------------------------------------------------------------------------
+    def identify(self) -> None:
+        """Serve the connected upstreams' identity and instructions (see the module
+        docstring); clients that connect from now on see them."""
+        info, instructions = _identity(self.mounts, self.info)
+        if not self._own_name:
+            self.info = info
+        if not self._own_instructions:
+            self.instructions = instructions
+        core = self._core
+        if core is not None:  # already serving: the core copied both when it was built
+            core.info, core.instructions = self.info, self.instructions
+            core.server_meta = {META_SERVER_INFO: msgspec.to_builtins(self.info)}
+            self._update("")  # drops results cached with the old identity
 
     # -- mirroring ------------------------------------------------------------------------
     async def refresh(self, kinds: Sequence[str] = ALL, mounts: Sequence[Mount] = ()) -> None:
@@ -152,13 +187,43 @@ class Proxy(Server):
             log.warning("stopped following upstream changes: %s", exc)
 
 
+def _identity(
+    mounts: Sequence[Mount], own: t.Implementation
+) -> tuple[t.Implementation, str | None]:
+    """The serverInfo and instructions of a proxy of `mounts` (connected); `own`: the
+    proxy's serverInfo so far."""
+    if len(mounts) == 1 and not mounts[0].prefix:
+        up = mounts[0].upstream
+        raw = dict(up.server_info or {})
+        name, version = str(raw.get("name") or PROXY_NAME), str(raw.get("version") or "")
+        note = f"mcpgen proxy of {name} {version}".rstrip()
+        theirs = raw.get("description")
+        raw.update(name=name, version=version, description=f"{note}: {theirs}" if theirs else note)
+        try:
+            info = msgspec.convert(raw, t.Implementation)
+        except msgspec.ValidationError:  # odd extras (icons, say): the essentials only
+            info = t.Implementation(name=name, version=version, description=raw["description"])
+        return info, up.core.instructions
+    parts, sections = [], []
+    for mount in mounts:
+        raw = mount.upstream.server_info or {}
+        parts.append(f"{mount.prefix} ({raw.get('name', '?')} {raw.get('version', '')}".rstrip())
+        text = mount.upstream.core.instructions
+        if text:
+            sections.append(f"## {mount.prefix}\n\n{text.strip()}")
+    note = "mcpgen proxy of " + "), ".join(parts) + ")"
+    info = msgspec.structs.replace(own, description=note)
+    return info, "\n\n".join(sections) or None
+
+
 @contextlib.asynccontextmanager
 async def _connected(proxy: Proxy) -> AsyncIterator[Proxy]:
     """The proxy's lifespan: connect the upstreams, mirror them, follow their changes."""
     async with contextlib.AsyncExitStack() as stack:
         for mount in proxy.mounts:
             await stack.enter_async_context(mount.upstream)
-        await proxy.refresh()
+        await proxy.refresh()  # a modern upstream's identity comes with its discover
+        proxy.identify()
         if proxy._bus is not None:  # shared: continuations go to the process holding them
             router = Router(proxy.core.bus, lambda: [m.bridge for m in proxy.mounts])
             stack.callback(router.close)
