@@ -150,8 +150,9 @@ class Stream(asyncio.Protocol):
                 self.error = f"status {self.status}"
             elif self.ready_on_headers:
                 self.acked.set()
-        self._raw += data
-        self._decode()
+        if not self.closed.is_set():  # (after the last chunk: only its trailer)
+            self._raw += data
+            self._decode()
 
     def _decode(self) -> None:
         raw, out = self._raw, []
@@ -192,7 +193,7 @@ class Stream(asyncio.Protocol):
         # Keep what may hold the start of a marker cut by this read; drop what is counted.
         last = data.rfind(CHANGED)
         rest = data[last + len(CHANGED) :] if last >= 0 else data
-        self._data = rest[-(len(CHANGED) - 1) :]
+        self._data = rest[-(max(len(ACK), len(CHANGED)) - 1) :]
 
     def connection_lost(self, exc: Exception | None) -> None:
         if exc is not None and not self.error:
