@@ -13,6 +13,11 @@ writer gets through again (bounded: past `max_queue` the oldest are dropped and
 logged), and events other workers sent during the outage are lost, as pub/sub loses
 them: a listen stream may miss a list_changed, which a client recovers from by
 listing again.
+
+Each message carries 8 random bytes before the event, the same on every worker that
+receives it: while the subscribers of an event run, `dispatching` holds them, so that
+the same event seen by several workers can be told apart from an equal later one (a
+legacy session's standalone stream appends each event once, `transports/_standalone`).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections import deque
 from collections.abc import Callable
 
@@ -51,12 +57,13 @@ class RedisBus:
         self._subscribed: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.dispatching: bytes | None = None  # the id of the event being handed out
 
     def publish(self, event: BusEvent) -> None:
         if len(self._queue) >= self.max_queue:
             self._queue.popleft()
             log.warning("bus queue full: dropped the oldest unsent event")
-        self._queue.append(_encode(event))  # (a deque: safe from any thread)
+        self._queue.append(os.urandom(8) + _encode(event))  # (a deque: thread-safe)
         loop = self._loop
         if loop is None:
             self._start()
@@ -144,15 +151,19 @@ class RedisBus:
 
     def _dispatch(self, data: bytes) -> None:
         try:
-            event = _decode(data)
+            event = _decode(data[8:])
         except msgspec.DecodeError:
             log.warning("undecodable bus event dropped")
             return
-        for callback in tuple(self._callbacks):
-            try:
-                callback(event)
-            except Exception:  # one subscriber's bug must not stop the others
-                log.exception("bus subscriber failed")
+        self.dispatching = data[:8]
+        try:
+            for callback in tuple(self._callbacks):
+                try:
+                    callback(event)
+                except Exception:  # one subscriber's bug must not stop the others
+                    log.exception("bus subscriber failed")
+        finally:
+            self.dispatching = None
 
     async def aclose(self) -> None:
         tasks, self._tasks = self._tasks, []

@@ -1,0 +1,176 @@
+"""A legacy session's standalone (GET) stream when several workers share the bus and
+the event store (Redis).
+
+A session is live on every worker a request of it reached, and each of those workers
+receives every bus event and makes the same frame of it for the session (a
+list_changed, an update of a resource it subscribed to). Kept in each worker's own
+backlog, such a frame would reach the client once from the worker holding the GET
+stream and again, stale, from any other worker the client later opens a GET on.
+
+So the frames go through one log per session in the event store, the stream
+`<session id>/get`: every worker hands each frame in under the id of the bus event it
+came from (`RedisBus.dispatching`, the same on every worker), the store keeps it once,
+and the first worker with an open GET stream to claim it writes it; the others write
+nothing. A GET that opens, on any worker, first claims what no stream has carried yet
+(or, with a `Last-Event-ID` of the log, everything after it), then goes on live. Per
+session, a worker hands its frames in one at a time and in bus order (the session's
+lock, which an opening GET holds too), so the log's order is the bus's and an event is
+never both in the opening GET's backlog and written live by it.
+
+A frame claimed by a stream that closed before writing it is not sent to a GET without
+`Last-Event-ID`; a 2025-11-25 client reconnects with one and gets it by replay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from typing import Any, Protocol
+
+from mcpgen._server._state import random_token
+from mcpgen.stores import EventStore, Replay, StoreUnavailableError
+from mcpgen.transports._asgi import ResponseStream, Send, SseWriter
+
+__all__ = ["Standalone", "log_id", "missed_events", "new_stream_id", "owns"]
+
+log = logging.getLogger("mcpgen.server")
+
+
+class SharedLog(EventStore, Protocol):
+    """An event store that also keeps logs (`InMemoryEventStore`, `RedisEventStore`)."""
+
+    async def deliver(
+        self, stream_id: str, key: str, frame: bytes, claim: bool
+    ) -> tuple[str, bool]: ...
+
+    async def claim(
+        self, stream_id: str, after: str | None = None
+    ) -> list[tuple[str, bytes]] | None: ...
+
+
+class _SharedBus(Protocol):
+    @property
+    def dispatching(self) -> bytes | None: ...
+
+
+class _Live(Protocol):
+    id: str
+    streams: list[ResponseStream]
+
+    @property
+    def lock(self) -> asyncio.Lock: ...
+
+
+class _Spawner(Protocol):
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
+
+
+def new_stream_id(session_id: str) -> str:
+    return f"{session_id}/{random_token(9)}"
+
+
+def log_id(session_id: str) -> str:
+    """The event-store stream of a session's standalone frames (a session id holds
+    no `/`, a `new_stream_id` suffix is longer)."""
+    return f"{session_id}/get"
+
+
+def owns(session_id: str, stream_id: str) -> bool:
+    """Whether the event stream `stream_id` belongs to the session `session_id`."""
+    return stream_id.startswith(session_id + "/")
+
+
+async def missed_events(events: EventStore, session_id: str, last_event_id: str) -> Replay | None:
+    """What a client resuming after `last_event_id` missed, if it names a stream of
+    `session_id` the store still holds."""
+    missed = await events.replay(last_event_id)
+    if missed is None or not owns(session_id, missed.stream_id):
+        return None  # unknown, forgotten, or another session's stream
+    return missed
+
+
+class LogWriter(SseWriter):
+    """Writes the items of a standalone stream: `<event id>\\n<frame>`, the id from the
+    log (on the wire only in a resumable session)."""
+
+    def __init__(self, send: Send, retry_ms: int, events: SharedLog | None, ids: bool) -> None:
+        super().__init__(send, retry_ms, events, "")
+        self.ids = ids
+
+    async def event(self, frame: bytes) -> None:
+        event_id, _, data = frame.partition(b"\n")
+        if not data:
+            return
+        head = b"id: " + event_id + b"\n" if self.ids else b""
+        await self._chunk(head + b"event: message\ndata: " + data + b"\n\n")
+
+
+class Standalone:
+    """The standalone streams of one app's legacy sessions, over the shared log."""
+
+    def __init__(self, bus: _SharedBus, events: SharedLog, spawner: _Spawner) -> None:
+        self.bus = bus
+        self.events = events
+        self.spawner = spawner
+
+    @classmethod
+    def of(cls, bus: object, events: object, spawner: _Spawner) -> Standalone | None:
+        """One when the bus tells its events apart and the store keeps a log, else
+        None (one process: its own backlog is right)."""
+        if not hasattr(bus, "dispatching") or not callable(getattr(events, "claim", None)):
+            return None
+        return cls(bus, events, spawner)  # type: ignore[arg-type]
+
+    def hand_in(self, live: _Live, frame: bytes) -> bool:
+        """Take a session-level frame if it came from a bus event (True), else leave it
+        to the caller (False)."""
+        key = self.bus.dispatching
+        if key is None:
+            return False
+        self.spawner.spawn(self._deliver(live, key.hex(), frame))
+        return True
+
+    async def _deliver(self, live: _Live, key: str, frame: bytes) -> None:
+        async with live.lock:
+            claim = bool(live.streams)
+            try:
+                event_id, claimed = await self.events.deliver(log_id(live.id), key, frame, claim)
+            except StoreUnavailableError as exc:
+                log.warning("a session-level notification was lost: %s", exc)
+                return
+            if claimed and live.streams:
+                live.streams[-1].notify(event_id.encode() + b"\n" + frame)
+
+    async def open(
+        self,
+        live: _Live,
+        stream: ResponseStream,
+        send: Send,
+        retry_ms: int,
+        last_event_id: str | None,
+        replayed: list[tuple[str, bytes]] | None,
+        resumable: bool,
+    ) -> tuple[LogWriter, bytes | None, list[tuple[str, bytes]]]:
+        """Register `stream` as `live`'s newest GET stream; returns its writer, the
+        priming event to start with (or None) and what to replay first: `replayed`
+        (the events of another stream, after a `Last-Event-ID` of it), or the log's
+        events after `last_event_id`, then what no stream has carried yet."""
+        stream_id = log_id(live.id)
+        async with live.lock:
+            events: list[tuple[str, bytes]] = list(replayed or ())
+            after = last_event_id if replayed is None else None
+            found = await self.events.claim(stream_id, after) if after is not None else None
+            if found is None:
+                found = await self.events.claim(stream_id)
+            events += found or []
+            first = None
+            if resumable and not any(frame for _, frame in events):
+                primed = await self.events.append(stream_id, b"")
+                first = b"id: %s\nretry: %d\ndata: \n\n" % (primed.encode(), retry_ms)
+            live.streams.append(stream)
+        writer = LogWriter(send, retry_ms, self.events if resumable else None, resumable)
+        if not resumable:  # no ids to replay with: the backlog goes out as live events
+            stream.events.extend(eid.encode() + b"\n" + f for eid, f in events if f)
+            events = []
+        return writer, first, events
