@@ -5,6 +5,7 @@ hang on the way, and recovery must need no restart of anything."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -15,10 +16,11 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.scale.cluster_run import Cluster, _cmdline, cluster, descendants
+from tests.scale.cluster_run import Cluster, _cmdline, cluster, descendants, worker_port
 
 pytestmark = pytest.mark.slow
 
+CHANGED = "notifications/tools/list_changed"
 LEGACY = {
     "content-type": "application/json",
     "accept": "application/json, text/event-stream",
@@ -125,3 +127,94 @@ def test_a_redis_outage_through_nginx_is_a_503_json_rpc_error_then_service_recov
         assert set(running.worker_pids()) == workers_before  # no worker was restarted
         served = {h.upstream for h in running.hits() if h.status == 200 and h.method == "POST"}
         assert len(served) == 2  # both workers served the session after the outage too
+
+
+def _holders(ports: list[int]) -> list[int]:
+    """The worker ports with an established TCP connection (nginx holds no idle
+    upstream connections, so: the ones serving an open stream)."""
+    held = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for row in Path(table).read_text().splitlines()[1:]:
+                local, state = row.split()[1], row.split()[3]
+                if state == "01":  # ESTABLISHED
+                    held.add(int(local.rsplit(":", 1)[1], 16))
+    return [port for port in ports if port in held]
+
+
+async def _read_stream(
+    http: httpx.AsyncClient, url: str, headers: dict[str, str], sink: list[tuple[str, Any]]
+) -> None:
+    """Append (event id, message or None) for each SSE event until the stream ends."""
+    with contextlib.suppress(httpx.HTTPError):
+        async with http.stream("GET", url, headers=headers) as response:
+            assert response.status_code == 200
+            block: list[str] = []
+            async for line in response.aiter_lines():
+                if line:
+                    block.append(line)
+                    continue
+                ids = [ln[3:].strip() for ln in block if ln.startswith("id:")]
+                data = "".join(ln[5:].strip() for ln in block if ln.startswith("data:"))
+                if ids:
+                    sink.append((ids[0], json.loads(data) if data else None))
+                block = []
+
+
+def test_a_killed_workers_get_stream_resumes_elsewhere_and_loses_no_change(
+    tmp_path: Path,
+) -> None:
+    """kill -9 the worker holding a legacy session's GET stream: the changes made while
+    the client is away (on the other worker) are replayed after its Last-Event-ID by
+    whichever worker nginx hands the reconnection to, each exactly once, and so are
+    those made before, never twice."""
+    with cluster(2, tmp_path / "run.log") as running:
+        ports = [worker_port(pid) for pid in running.worker_pids()]
+
+        async def scenario() -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+            async with httpx.AsyncClient(timeout=15) as http:
+                session = await _open_session(http, running.url)
+                rid = iter(range(1, 1000))
+
+                async def change() -> None:
+                    call = _frame(next(rid), "tools/call", {"name": "test_trigger_tool_change"})
+                    response = await http.post(running.url, content=call, headers=session)
+                    assert response.status_code == 200, response.text
+
+                stream = {**session, "accept": "text/event-stream"}
+                before: list[tuple[str, Any]] = []
+                reading = asyncio.ensure_future(_read_stream(http, running.url, stream, before))
+                for _ in range(250):
+                    if before:
+                        break
+                    await asyncio.sleep(0.02)
+                holders = _holders(ports)
+                assert len(holders) == 1, holders
+                for _ in range(2):
+                    await change()
+                await asyncio.sleep(0.5)
+                victim = next(p for p in running.worker_pids() if worker_port(p) == holders[0])
+                os.kill(victim, signal.SIGKILL)
+                await asyncio.wait_for(reading, 10)  # the stream ends with its worker
+                for _ in range(3):
+                    await change()  # (nginx moves a refused connection to the other worker)
+                last = [eid for eid, _ in before][-1]
+                after: list[tuple[str, Any]] = []
+                headers = {**stream, "last-event-id": last}
+                resumed = asyncio.ensure_future(_read_stream(http, running.url, headers, after))
+                for _ in range(250):
+                    if sum(1 for _, m in after if m) >= 3:
+                        break
+                    await asyncio.sleep(0.02)
+                await asyncio.sleep(0.5)  # a duplicate would come meanwhile
+                resumed.cancel()
+                with contextlib.suppress(BaseException):
+                    await resumed
+                return before, after
+
+        before, after = asyncio.run(asyncio.wait_for(scenario(), 90))
+        heard_before = [eid for eid, m in before if m and m["method"] == CHANGED]
+        heard_after = [eid for eid, m in after if m and m["method"] == CHANGED]
+        assert len(heard_before) == 2, before
+        assert len(heard_after) == 3, after  # all three, once each
+        assert not set(heard_before) & set(heard_after)
