@@ -9,13 +9,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
+import pytest
 
+from mcpgen.stores import InMemoryEventStore
+from mcpgen.stores.redis import Connection, RedisEventStore
 from tests.scale.harness import workers
 from tests.scale.test_two_workers import frame, open_session
+from tests.stores.redis_server import redis_url
 
 CHANGED = "notifications/tools/list_changed"
 
@@ -149,3 +154,36 @@ def test_a_reconnect_replays_what_the_lost_stream_did_not_deliver() -> None:
 
         numbers = asyncio.run(asyncio.wait_for(scenario(), 60))
         assert len(numbers) == 3 and numbers == sorted(set(numbers)), numbers
+
+
+def _stores() -> list[Any]:
+    prefix = f"test-{uuid.uuid4().hex}:"
+    return [InMemoryEventStore(), RedisEventStore(Connection(redis_url(), prefix=prefix))]
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["InMemoryEventStore", "RedisEventStore"])
+def test_a_log_keeps_each_event_once_and_hands_it_to_one_claimer(which: int) -> None:
+    store = _stores()[which]
+
+    async def main() -> None:
+        log = "session/get"
+        first, claimed = (await store.deliver_many([(log, "e1", b"one", False)]))[0]
+        assert not claimed  # handed in by a worker without a stream: waits
+        again = await store.deliver_many([(log, "e1", b"one", True), (log, "e1", b"one", True)])
+        assert again == [(first, True), (first, False)]  # kept once, claimed once
+        two, three = await store.deliver_many(
+            [(log, "e2", b"two", False), (log, "e3", b"3", False)]
+        )
+        assert await store.claim(log) == [(two[0], b"two"), (three[0], b"3")]
+        assert await store.claim(log) == []  # nothing left unclaimed
+        assert await store.deliver_many([(log, "e3", b"3", True)]) == [(three[0], False)]
+        replayed = await store.claim(log, first)  # a Last-Event-ID of the log
+        assert replayed == [(two[0], b"two"), (three[0], b"3")]
+        assert await store.claim(log, "unknown.1") is None
+        assert await store.claim("other/get") == []
+        assert await store.claim("other/get", first) is None
+        missed = await store.replay(first)  # an ordinary stream too
+        assert missed is not None and missed.stream_id == log
+        assert [frame for _, frame in missed.events] == [b"two", b"3"]
+
+    asyncio.run(main())

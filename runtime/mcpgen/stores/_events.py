@@ -12,11 +12,13 @@ import base64
 import os
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from mcpgen.stores._interfaces import Replay
 
-__all__ = ["InMemoryEventStore"]
+__all__ = ["Delivery", "InMemoryEventStore"]
+
+Delivery = tuple[str, str, bytes, bool]  # stream id, dedup key, frame, claim (`deliver`)
 
 
 class _Stream:
@@ -126,6 +128,10 @@ class InMemoryEventStore:
             stream.done = seq
             return event_id, True
         return event_id, False
+
+    async def deliver_many(self, items: Sequence[Delivery]) -> list[tuple[str, bool]]:
+        """`deliver` each of `items`, in order."""
+        return [await self.deliver(*item) for item in items]
 
     async def claim(
         self, stream_id: str, after: str | None = None

@@ -141,7 +141,7 @@ class _App(_Spawner, Protocol):
 class HttpSession:
     """One legacy session live in this process."""
 
-    __slots__ = ("_lock", "backlog", "core", "id", "last_seen", "principal", "saved", "streams")
+    __slots__ = ("backlog", "core", "id", "last_seen", "principal", "saved", "streams")
 
     def __init__(self, session_id: str, core: SessionPort, principal: str | None = None) -> None:
         self.id = session_id
@@ -151,14 +151,6 @@ class HttpSession:
         self.backlog: list[bytes] = []  # server-initiated frames while no GET stream is open
         self.saved: SessionState | None = None  # as last read from or written to the store
         self.last_seen = time.monotonic()
-        self._lock: asyncio.Lock | None = None
-
-    @property
-    def lock(self) -> asyncio.Lock:
-        """Held while its standalone frames go through a shared log (`_standalone`)."""
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        return self._lock
 
     def take_backlog(self) -> list[bytes]:
         backlog, self.backlog = self.backlog, []

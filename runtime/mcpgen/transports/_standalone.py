@@ -13,9 +13,9 @@ came from (`RedisBus.dispatching`, the same on every worker), the store keeps it
 and the first worker with an open GET stream to claim it writes it; the others write
 nothing. A GET that opens, on any worker, first claims what no stream has carried yet
 (or, with a `Last-Event-ID` of the log, everything after it), then goes on live. Per
-session, a worker hands its frames in one at a time and in bus order (the session's
-lock, which an opening GET holds too), so the log's order is the bus's and an event is
-never both in the opening GET's backlog and written live by it.
+worker, one courier hands the frames in, in bus order and many in one round trip, and
+an opening GET takes its turn in the courier's queue; so the log's order is the bus's,
+and an event is never both in an opening GET's backlog and written live by it.
 
 A frame claimed by a stream that closed before writing it is not sent to a GET without
 `Last-Event-ID`; a 2025-11-25 client reconnects with one and gets it by replay.
@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections import deque
+from collections.abc import Coroutine, Sequence
 from typing import Any, Protocol
 
 from mcpgen._server._state import random_token
 from mcpgen.stores import EventStore, Replay, StoreUnavailableError
+from mcpgen.stores._events import Delivery
 from mcpgen.transports._asgi import ResponseStream, Send, SseWriter
 
 __all__ = ["Standalone", "log_id", "missed_events", "new_stream_id", "owns"]
@@ -40,9 +42,7 @@ log = logging.getLogger("mcpgen.server")
 class SharedLog(EventStore, Protocol):
     """An event store that also keeps logs (`InMemoryEventStore`, `RedisEventStore`)."""
 
-    async def deliver(
-        self, stream_id: str, key: str, frame: bytes, claim: bool
-    ) -> tuple[str, bool]: ...
+    async def deliver_many(self, items: Sequence[Delivery]) -> list[tuple[str, bool]]: ...
 
     async def claim(
         self, stream_id: str, after: str | None = None
@@ -57,9 +57,6 @@ class _SharedBus(Protocol):
 class _Live(Protocol):
     id: str
     streams: list[ResponseStream]
-
-    @property
-    def lock(self) -> asyncio.Lock: ...
 
 
 class _Spawner(Protocol):
@@ -107,17 +104,23 @@ class LogWriter(SseWriter):
 
 
 class Standalone:
-    """The standalone streams of one app's legacy sessions, over the shared log."""
+    """The standalone streams of one app's legacy sessions, over the shared log.
+
+    One courier task per worker hands the frames in, in bus order, as many as are
+    waiting in one round trip (a change reaches every session at once); an opening GET
+    takes its turn in the same queue, so it never races a frame of its own session."""
 
     def __init__(self, bus: _SharedBus, events: SharedLog, spawner: _Spawner) -> None:
         self.bus = bus
         self.events = events
         self.spawner = spawner
+        self._queue: deque[_Item | _Turn] = deque()
+        self._running = False
 
     @classmethod
     def of(cls, bus: object, events: object, spawner: _Spawner) -> Standalone | None:
-        """One when the bus tells its events apart and the store keeps a log, else
-        None (one process: its own backlog is right)."""
+        """One when the bus tells its events apart and the store keeps logs, else
+        None (one process: the session's own backlog is right)."""
         if not hasattr(bus, "dispatching") or not callable(getattr(events, "claim", None)):
             return None
         return cls(bus, events, spawner)  # type: ignore[arg-type]
@@ -128,17 +131,41 @@ class Standalone:
         key = self.bus.dispatching
         if key is None:
             return False
-        self.spawner.spawn(self._deliver(live, key.hex(), frame))
+        self._queue.append((live, key.hex(), frame))
+        self._start()
         return True
 
-    async def _deliver(self, live: _Live, key: str, frame: bytes) -> None:
-        async with live.lock:
-            claim = bool(live.streams)
-            try:
-                event_id, claimed = await self.events.deliver(log_id(live.id), key, frame, claim)
-            except StoreUnavailableError as exc:
-                log.warning("a session-level notification was lost: %s", exc)
-                return
+    def _start(self) -> None:
+        if not self._running:
+            self._running = True
+            self.spawner.spawn(self._courier())
+
+    async def _courier(self) -> None:
+        try:
+            while self._queue:
+                head = self._queue.popleft()
+                if isinstance(head, _Turn):
+                    await head.run()
+                    continue
+                batch = [head]
+                while self._queue and len(batch) < _BATCH:
+                    item = self._queue[0]
+                    if isinstance(item, _Turn):
+                        break
+                    batch.append(item)
+                    self._queue.popleft()
+                await self._deliver(batch)
+        finally:
+            self._running = False  # (no await since the queue was last seen empty)
+
+    async def _deliver(self, batch: list[_Item]) -> None:
+        items = [(log_id(live.id), key, frame, bool(live.streams)) for live, key, frame in batch]
+        try:
+            done = await self.events.deliver_many(items)
+        except StoreUnavailableError as exc:
+            log.warning("%d session-level notifications were lost: %s", len(batch), exc)
+            return
+        for (live, _, frame), (event_id, claimed) in zip(batch, done, strict=True):
             if claimed and live.streams:
                 live.streams[-1].notify(event_id.encode() + b"\n" + frame)
 
@@ -156,21 +183,59 @@ class Standalone:
         priming event to start with (or None) and what to replay first: `replayed`
         (the events of another stream, after a `Last-Event-ID` of it), or the log's
         events after `last_event_id`, then what no stream has carried yet."""
-        stream_id = log_id(live.id)
-        async with live.lock:
-            events: list[tuple[str, bytes]] = list(replayed or ())
-            after = last_event_id if replayed is None else None
-            found = await self.events.claim(stream_id, after) if after is not None else None
-            if found is None:
-                found = await self.events.claim(stream_id)
-            events += found or []
-            first = None
-            if resumable and not any(frame for _, frame in events):
-                primed = await self.events.append(stream_id, b"")
-                first = b"id: %s\nretry: %d\ndata: \n\n" % (primed.encode(), retry_ms)
-            live.streams.append(stream)
+        turn = _Turn(self._open(live, stream, retry_ms, last_event_id, replayed, resumable))
+        self._queue.append(turn)
+        self._start()
+        first, events = await turn.done
         writer = LogWriter(send, retry_ms, self.events if resumable else None, resumable)
         if not resumable:  # no ids to replay with: the backlog goes out as live events
             stream.events.extend(eid.encode() + b"\n" + f for eid, f in events if f)
             events = []
         return writer, first, events
+
+    async def _open(
+        self,
+        live: _Live,
+        stream: ResponseStream,
+        retry_ms: int,
+        last_event_id: str | None,
+        replayed: list[tuple[str, bytes]] | None,
+        resumable: bool,
+    ) -> tuple[bytes | None, list[tuple[str, bytes]]]:
+        stream_id = log_id(live.id)
+        events: list[tuple[str, bytes]] = list(replayed or ())
+        after = last_event_id if replayed is None else None
+        found = await self.events.claim(stream_id, after) if after is not None else None
+        if found is None:
+            found = await self.events.claim(stream_id)
+        events += found or []
+        first = None
+        if resumable and not any(frame for _, frame in events):
+            primed = await self.events.append(stream_id, b"")
+            first = b"id: %s\nretry: %d\ndata: \n\n" % (primed.encode(), retry_ms)
+        live.streams.append(stream)
+        return first, events
+
+
+_BATCH = 1000  # frames handed in per round trip
+_Item = tuple[_Live, str, bytes]  # a session, the bus event's id, the frame
+
+
+class _Turn:
+    """Work that must run between two frames of the courier's queue."""
+
+    def __init__(self, work: Coroutine[Any, Any, Any]) -> None:
+        self.work = work
+        self.done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+    async def run(self) -> None:
+        try:
+            result = await self.work
+        except BaseException as exc:  # the opening GET answers it (a 503, a disconnect)
+            if not self.done.done():
+                self.done.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        if not self.done.done():
+            self.done.set_result(result)

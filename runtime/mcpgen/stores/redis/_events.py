@@ -16,8 +16,9 @@ from __future__ import annotations
 import base64
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
+from mcpgen.stores._events import Delivery
 from mcpgen.stores._interfaces import Replay
 from mcpgen.stores.redis._base import Arg as _Arg
 from mcpgen.stores.redis._base import Connection, guard
@@ -217,10 +218,17 @@ class RedisEventStore:
         self, stream_id: str, key: str, frame: bytes, claim: bool
     ) -> tuple[str, bool]:
         """As `InMemoryEventStore.deliver`: one round trip, atomic."""
-        args = [*self._append_args(stream_id, frame), key, "1" if claim else "0"]
+        return (await self.deliver_many([(stream_id, key, frame, claim)]))[0]
+
+    async def deliver_many(self, items: Sequence[Delivery]) -> list[tuple[str, bool]]:
+        """`deliver` each of `items`, in order, all in one round trip (a pipeline)."""
+        pipe = self.connection.client.pipeline(transaction=False)
+        for stream_id, key, frame, claim in items:
+            args = [*self._append_args(stream_id, frame), key, "1" if claim else "0"]
+            await self._deliver(args=args, client=pipe)
         async with guard(self.connection.url):
-            event_id, claimed = await self._deliver(args=args)
-        return bytes(event_id).decode("ascii"), bool(claimed)
+            done = await pipe.execute()
+        return [(bytes(event_id).decode("ascii"), bool(claimed)) for event_id, claimed in done]
 
     async def claim(
         self, stream_id: str, after: str | None = None
