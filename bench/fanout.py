@@ -2,7 +2,7 @@
 takes from the tools/call that causes it to every open `subscriptions/listen` stream.
 
     .venv/bin/python bench/fanout.py [--streams 1000] [--rounds 20] [--via direct,nginx]
-                                     [--json bench/results/fanout.json]
+                                     [--legacy] [--repeat 3] [--json bench/results/fanout.json]
 
 It starts `examples/cluster/run.sh` (a temporary redis-server, two workers of
 `examples/everything.py`, nginx round robin in front), opens `--streams` modern
@@ -12,7 +12,8 @@ every stream's acknowledgement, then `--rounds` times: takes the time, sends a
 `tools/call` of `test_trigger_tool_change` to one worker (alternating), and takes the
 time each stream's notification arrives. The delay of a stream is arrival minus send.
 Every wait is bounded (`--timeout`); a notification that does not arrive is counted
-as missing, never waited for without end.
+as missing, never waited for without end. `--repeat` runs every pass again (the kinds
+alternating); the table and the JSON's `passes` pool the repeats, `runs` has each.
 
 The client is one asyncio process with one plain `asyncio.Protocol` per stream (HTTP/1.1
 by hand, chunked decoding, a substring count on the SSE data), so that a stream costs
@@ -462,28 +463,39 @@ def table(passes: Sequence[dict[str, Any]]) -> str:
 
 
 async def run(args: argparse.Namespace, running: Cluster) -> list[Pass]:
-    passes = []
-    for via in args.via.split(","):
-        if via == "direct":
-            listen, trigger = running.workers, running.workers
-        elif via == "nginx":
-            listen, trigger = [running.nginx], [running.nginx]
-        else:
+    """Every pass `--repeat` times, the kinds alternating (so load that comes and goes
+    on a shared machine falls on each alike)."""
+    kinds: list[tuple[str, list[Target], bool]] = []
+    for via in filter(None, args.via.split(",")):
+        if via not in ("direct", "nginx"):
             raise SystemExit(f"--via: direct or nginx, not {via!r}")
-        name = f"listen, {via}"
-        passes.append(
-            await measure(name, listen, trigger, streams=args.streams, rounds=args.rounds,
-                          timeout=args.timeout)
-        )  # fmt: skip
-        print(table([passes[-1].summary()]).splitlines()[-1], file=sys.stderr)
+        kinds.append(
+            (f"listen, {via}", running.workers if via == "direct" else [running.nginx], False)
+        )
     if args.legacy:
-        passes.append(
-            await measure("legacy GET, nginx", [running.nginx], [running.nginx],
-                          streams=args.streams, rounds=args.rounds, timeout=args.timeout,
-                          legacy=True)
-        )  # fmt: skip
-        print(table([passes[-1].summary()]).splitlines()[-1], file=sys.stderr)
+        kinds.append(("legacy GET, nginx", [running.nginx], True))
+    passes = []
+    for _ in range(args.repeat):
+        for name, targets, legacy in kinds:
+            passes.append(
+                await measure(name, targets, targets, streams=args.streams, rounds=args.rounds,
+                              timeout=args.timeout, legacy=legacy)
+            )  # fmt: skip
+            print(table([passes[-1].summary()]).splitlines()[-1], file=sys.stderr)
     return passes
+
+
+def pooled(passes: Sequence[Pass]) -> list[Pass]:
+    """One pass per kind with every delay of its repeats."""
+    merged: dict[str, Pass] = {}
+    for p in passes:
+        into = merged.setdefault(p.name, Pass(p.name, p.streams, 0))
+        into.rounds += p.rounds
+        into.delays_ms += p.delays_ms
+        into.missing += p.missing
+        into.round_min_ms += p.round_min_ms
+        into.round_max_ms += p.round_max_ms
+    return list(merged.values())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -493,6 +505,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--via", default="direct,nginx", help="direct, nginx or both")
     parser.add_argument("--legacy", action="store_true", help="also legacy GET streams")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of every pass")
     parser.add_argument("--timeout", type=float, default=10.0)
     parser.add_argument("--json", type=Path, help="write the figures here as JSON")
     args = parser.parse_args(argv)
@@ -502,7 +515,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.time()
     with cluster(args.workers) as running:
         passes = asyncio.run(run(args, running))
-    summaries = [p.summary() for p in passes]
+    summaries = [p.summary() for p in pooled(passes)]
     print(table(summaries))
     if args.json is not None:
         report = {
@@ -516,7 +529,8 @@ def main(argv: list[str] | None = None) -> int:
             },
             "workers": args.workers,
             "command": " ".join([Path(sys.argv[0]).name, *(argv or sys.argv[1:])]),
-            "passes": summaries,
+            "passes": summaries,  # the repeats of each pass pooled
+            "runs": [p.summary() for p in passes],
         }
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=2) + "\n")
