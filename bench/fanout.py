@@ -309,10 +309,15 @@ async def measure(
     """Open `streams` listen streams over `listen_targets`, trigger `rounds` changes
     (alternating over `trigger_targets`) and time each notification's arrival."""
     if legacy:
+        gate = asyncio.Semaphore(32)  # a thousand handshakes at once would time out
+
+        async def session(target: Target) -> str:
+            async with gate:
+                return await _legacy_session(target, timeout)
+
         sessions = await asyncio.gather(
-            *(_legacy_session(listen_targets[i % len(listen_targets)], timeout)
-              for i in range(streams))
-        )  # fmt: skip
+            *(session(listen_targets[i % len(listen_targets)]) for i in range(streams))
+        )
         requests = [_legacy_get(listen_targets[i % len(listen_targets)], sid)
                     for i, sid in enumerate(sessions)]  # fmt: skip
     else:

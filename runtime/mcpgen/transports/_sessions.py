@@ -27,7 +27,9 @@ a replay is refused to anyone else (`owns`). Session ids are URL-safe tokens, so
 hold no `/`. A GET with a `Last-Event-ID` the store knows for this session replays the
 events after it, then goes on, under the same stream id, as the session's standalone
 stream; an unknown, forgotten or foreign id opens a fresh stream. Either way the frames
-no stream has carried yet (the backlog) come next.
+no stream has carried yet (the backlog) come next. With a shared bus and event store
+(several workers), the standalone frames and their backlog live in one log per session
+instead (`_standalone`), so that each reaches the client once, from any worker.
 """
 
 from __future__ import annotations
