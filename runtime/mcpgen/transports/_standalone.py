@@ -116,6 +116,8 @@ class Standalone:
         self.spawner = spawner
         self._queue: deque[_Item | _Turn] = deque()
         self._running = False
+        self._event: bytes | None = None  # the bus event frames were last handed in for
+        self._count: dict[str, int] = {}  # frames handed in for it, by session
 
     @classmethod
     def of(cls, bus: object, events: object, spawner: _Spawner) -> Standalone | None:
@@ -128,10 +130,15 @@ class Standalone:
     def hand_in(self, live: _Live, frame: bytes) -> bool:
         """Take a session-level frame if it came from a bus event (True), else leave it
         to the caller (False)."""
-        key = self.bus.dispatching
-        if key is None:
+        event = self.bus.dispatching
+        if event is None:
             return False
-        self._queue.append((live, key.hex(), frame))
+        if event != self._event:
+            self._event, self._count = event, {}
+        # Every worker makes the same frame of a change for a session: one per event.
+        # An event that makes more (a reply running on) does so on one worker only.
+        n = self._count[live.id] = self._count.get(live.id, -1) + 1
+        self._queue.append((live, f"{event.hex()}.{n}", frame))
         self._start()
         return True
 
@@ -164,6 +171,9 @@ class Standalone:
             done = await self.events.deliver_many(items)
         except StoreUnavailableError as exc:
             log.warning("%d session-level notifications were lost: %s", len(batch), exc)
+            return
+        except Exception:  # the courier must go on: GETs wait in its queue
+            log.exception("%d session-level notifications were lost", len(batch))
             return
         for (live, _, frame), (event_id, claimed) in zip(batch, done, strict=True):
             if claimed and live.streams:
