@@ -315,6 +315,14 @@ async def measure(
             async with gate:
                 return await _legacy_session(target, timeout)
 
+        async def end(target: Target, session_id: str) -> None:
+            async with gate:
+                headers = {"Mcp-Session-Id": session_id, "MCP-Protocol-Version": LEGACY}
+                headers["Connection"] = "close"
+                request = _request(target, b"", headers, method="DELETE")
+                with contextlib.suppress(OSError, TimeoutError):
+                    await _exchange(target, request, timeout)
+
         sessions = await asyncio.gather(
             *(session(listen_targets[i % len(listen_targets)]) for i in range(streams))
         )
@@ -351,6 +359,9 @@ async def measure(
         for s in opened:
             s.close()
         await asyncio.sleep(0.2)  # let the workers see the disconnects
+        if legacy:  # idle sessions would stay live on the workers for the next passes
+            await asyncio.gather(*(end(listen_targets[i % len(listen_targets)], sid)
+                                   for i, sid in enumerate(sessions)))  # fmt: skip
     return result
 
 

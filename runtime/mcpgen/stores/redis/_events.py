@@ -18,6 +18,8 @@ import os
 import time
 from collections.abc import Callable, Sequence
 
+from redis import exceptions as rex
+
 from mcpgen.stores._events import Delivery
 from mcpgen.stores._interfaces import Replay
 from mcpgen.stores.redis._base import Arg as _Arg
@@ -221,13 +223,24 @@ class RedisEventStore:
         return (await self.deliver_many([(stream_id, key, frame, claim)]))[0]
 
     async def deliver_many(self, items: Sequence[Delivery]) -> list[tuple[str, bool]]:
-        """`deliver` each of `items`, in order, all in one round trip (a pipeline)."""
-        pipe = self.connection.client.pipeline(transaction=False)
-        for stream_id, key, frame, claim in items:
-            args = [*self._append_args(stream_id, frame), key, "1" if claim else "0"]
-            await self._deliver(args=args, client=pipe)
-        async with guard(self.connection.url):
-            done = await pipe.execute()
+        """`deliver` each of `items`, in order, all in one round trip (a pipeline of
+        EVALSHA; a Redis that lost the script gets it, and the batch again, which its
+        dedup keys make harmless)."""
+        client = self.connection.client
+        for attempt in range(2):
+            pipe = client.pipeline(transaction=False)
+            for stream_id, key, frame, claim in items:
+                args = [*self._append_args(stream_id, frame), key, "1" if claim else "0"]
+                pipe.execute_command("EVALSHA", self._deliver.sha, 0, *args)
+            async with guard(self.connection.url):
+                done = await pipe.execute(raise_on_error=False)
+                if attempt == 0 and any(isinstance(d, rex.NoScriptError) for d in done):
+                    await client.script_load(_DELIVER)
+                    continue
+            break
+        for d in done:
+            if isinstance(d, Exception):
+                raise d
         return [(bytes(event_id).decode("ascii"), bool(claimed)) for event_id, claimed in done]
 
     async def claim(
