@@ -218,3 +218,85 @@ def test_a_killed_workers_get_stream_resumes_elsewhere_and_loses_no_change(
         assert len(heard_before) == 2, before
         assert len(heard_after) == 3, after  # all three, once each
         assert not set(heard_before) & set(heard_after)
+
+
+MODERN = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2026-07-28",
+}
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+async def _listen(http: httpx.AsyncClient, url: str, sink: list[str]) -> None:
+    """A modern listen stream: the method of each notification, until it ends."""
+    params = {"notifications": {"toolsListChanged": True}, "_meta": META}
+    body = _frame(1, "subscriptions/listen", params)
+    headers = {**MODERN, "mcp-method": "subscriptions/listen"}
+    with contextlib.suppress(httpx.HTTPError):
+        async with http.stream("POST", url, content=body, headers=headers) as response:
+            assert response.status_code == 200
+            async for line in response.aiter_lines():
+                if line.startswith("data:") and line[5:].strip():
+                    sink.append(json.loads(line[5:])["method"])
+
+
+def test_a_killed_workers_listen_stream_is_opened_again_through_nginx(tmp_path: Path) -> None:
+    """kill -9 the worker holding a modern listen stream: the stream ends (it has no
+    event ids to resume by: the client lists again), and a listen opened again through
+    nginx hears every later change once, wherever the changes are made."""
+    with cluster(2, tmp_path / "run.log") as running:
+        ports = [worker_port(pid) for pid in running.worker_pids()]
+
+        async def scenario() -> tuple[list[str], list[str]]:
+            async with httpx.AsyncClient(timeout=15) as http:
+
+                async def change(rid: int) -> None:
+                    params = {"name": "test_trigger_tool_change", "arguments": {}, "_meta": META}
+                    headers = {**MODERN, "mcp-method": "tools/call"}
+                    headers["mcp-name"] = "test_trigger_tool_change"
+                    call = _frame(rid, "tools/call", params)
+                    response = await http.post(running.url, content=call, headers=headers)
+                    assert response.status_code == 200, response.text
+
+                async def heard(sink: list[str], count: int) -> None:
+                    for _ in range(250):
+                        if sink.count(CHANGED) >= count:
+                            break
+                        await asyncio.sleep(0.02)
+                    await asyncio.sleep(0.5)  # a duplicate would come meanwhile
+
+                first: list[str] = []
+                reading = asyncio.ensure_future(_listen(http, running.url, first))
+                for _ in range(250):
+                    if first:
+                        break
+                    await asyncio.sleep(0.02)
+                holders = _holders(ports)
+                assert len(holders) == 1, holders
+                await change(2)
+                await heard(first, 1)
+                victim = next(p for p in running.worker_pids() if worker_port(p) == holders[0])
+                os.kill(victim, signal.SIGKILL)
+                await asyncio.wait_for(reading, 10)  # the stream ends with its worker
+                again: list[str] = []
+                resumed = asyncio.ensure_future(_listen(http, running.url, again))
+                for _ in range(250):
+                    if again:
+                        break
+                    await asyncio.sleep(0.02)
+                for rid in (3, 4):
+                    await change(rid)
+                await heard(again, 2)
+                resumed.cancel()
+                with contextlib.suppress(BaseException):
+                    await resumed
+                return first, again
+
+        first, again = asyncio.run(asyncio.wait_for(scenario(), 90))
+        ack = "notifications/subscriptions/acknowledged"
+        assert first == [ack, CHANGED]
+        assert again == [ack, CHANGED, CHANGED]
