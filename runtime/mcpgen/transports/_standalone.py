@@ -196,7 +196,13 @@ class Standalone:
         turn = _Turn(self._open(live, stream, retry_ms, last_event_id, replayed, resumable))
         self._queue.append(turn)
         self._start()
-        first, events = await turn.done
+        try:
+            first, events = await turn.done
+        except BaseException:  # the client went away (or the store): the stream is dead
+            stream.closed = True
+            if stream in live.streams:
+                live.streams.remove(stream)
+            raise
         writer = LogWriter(send, retry_ms, self.events if resumable else None, resumable)
         if not resumable:  # no ids to replay with: the backlog goes out as live events
             stream.events.extend(eid.encode() + b"\n" + f for eid, f in events if f)
@@ -223,7 +229,8 @@ class Standalone:
         if resumable and not any(frame for _, frame in events):
             primed = await self.events.append(stream_id, b"")
             first = b"id: %s\nretry: %d\ndata: \n\n" % (primed.encode(), retry_ms)
-        live.streams.append(stream)
+        if not stream.closed:  # (its GET may have ended while this waited its turn)
+            live.streams.append(stream)
         return first, events
 
 
