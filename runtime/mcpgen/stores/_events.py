@@ -1,5 +1,10 @@
 """The events of resumable SSE streams in this process's memory: the `EventStore` of
-one worker."""
+one worker.
+
+Besides `append` and `replay`, a stream can serve as a log that several writers feed
+and one reader drains exactly once (`deliver`, `claim`): a legacy session's
+standalone stream, fed by every worker that holds the session (`transports/_standalone`).
+"""
 
 from __future__ import annotations
 
@@ -7,15 +12,17 @@ import base64
 import os
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from mcpgen.stores._interfaces import Replay
 
-__all__ = ["InMemoryEventStore"]
+__all__ = ["Delivery", "InMemoryEventStore"]
+
+Delivery = tuple[str, str, bytes, bool]  # stream id, dedup key, frame, claim (`deliver`)
 
 
 class _Stream:
-    __slots__ = ("events", "id", "key", "last", "touched")
+    __slots__ = ("done", "events", "id", "key", "keys", "last", "touched")
 
     def __init__(self, stream_id: str, key: str, now: float) -> None:
         self.id = stream_id
@@ -23,6 +30,8 @@ class _Stream:
         self.events: deque[tuple[int, bytes]] = deque()  # (sequence number, frame)
         self.last = 0  # the sequence number of its newest event
         self.touched = now
+        self.done = 0  # events up to this one are claimed (`claim`, `deliver`)
+        self.keys: OrderedDict[str, int] = OrderedDict()  # `deliver` keys -> sequence
 
 
 class InMemoryEventStore:
@@ -96,6 +105,57 @@ class InMemoryEventStore:
             stream.id,
             [(f"{key}.{seq}", frame) for seq, frame in stream.events if seq > after],
         )
+
+    async def deliver(
+        self, stream_id: str, key: str, frame: bytes, claim: bool
+    ) -> tuple[str, bool]:
+        """Append `frame` unless an event was appended under `key` already (several
+        writers hand in the same event); returns the event's id and, with `claim`,
+        whether this call claimed it (nobody had: the caller is the one to send it)."""
+        stream = self._streams.get(stream_id)
+        seq = None if stream is None else stream.keys.get(key)
+        if seq is None:
+            event_id = await self.append(stream_id, frame)
+            stream = self._streams[stream_id]
+            seq = stream.last
+            stream.keys[key] = seq
+            if len(stream.keys) > self.max_per_stream:
+                stream.keys.popitem(last=False)
+        else:
+            assert stream is not None
+            event_id = f"{stream.key}.{seq}"
+        if claim and seq > stream.done:
+            stream.done = seq
+            return event_id, True
+        return event_id, False
+
+    async def deliver_many(self, items: Sequence[Delivery]) -> list[tuple[str, bool]]:
+        """`deliver` each of `items`, in order."""
+        return [await self.deliver(*item) for item in items]
+
+    async def claim(
+        self, stream_id: str, after: str | None = None
+    ) -> list[tuple[str, bytes]] | None:
+        """Claim every event of `stream_id` not claimed yet, and return them with (when
+        `after`, an event id of this stream, is given) the events after it, oldest
+        first. None when `after` is not an id this stream can replay from."""
+        stream = self._streams.get(stream_id)
+        if stream is None:
+            return None if after is not None else []
+        if self.clock() - stream.touched > self.ttl:
+            self._drop(stream)
+            return None if after is not None else []
+        start = stream.done
+        if after is not None:
+            key, _, number = after.rpartition(".")
+            oldest = stream.events[0][0] if stream.events else stream.last + 1
+            if key != stream.key or not number.isdigit() or len(number) > 18:
+                return None
+            start = int(number)
+            if not oldest - 1 <= start <= stream.last:
+                return None
+        stream.done = max(stream.done, stream.last)
+        return [(f"{stream.key}.{seq}", frame) for seq, frame in stream.events if seq > start]
 
     def _forget_idle(self, now: float) -> None:
         deadline = now - self.ttl

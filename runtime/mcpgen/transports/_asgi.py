@@ -69,6 +69,7 @@ class ResponseStream(Channel):
         self.closed = False
         self.overflowed = False
         self._wakeup: asyncio.Event | None = None
+        self._waiter: asyncio.Future[bool] | None = None  # the writer's, while it is idle
 
     @property
     def wakeup(self) -> asyncio.Event:
@@ -92,15 +93,44 @@ class ResponseStream(Channel):
             self.events.append(frame)
             if self._wakeup is not None:
                 self._wakeup.set()
+            if self._waiter is not None:
+                self.wake()
 
     def reply(self, frame: bytes) -> None:
         if not self.closed:
             self.final = frame
             if self._wakeup is not None:
                 self._wakeup.set()
+            if self._waiter is not None:
+                self.wake()
+
+    def wake(self, _: object = None) -> None:
+        """End the writer's `idle` wait (also a done callback of what it watches)."""
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(True)
+
+    async def idle(self, timeout: float) -> bool:
+        """Wait until a frame or the reply comes or `wake` is called (True), or
+        `timeout` seconds pass (False). One future and one timer: a fan-out to
+        thousands of streams wakes each writer without a task or an `asyncio.wait`."""
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+        timer = loop.call_later(timeout, _expire, waiter)
+        try:
+            woken: bool = await waiter
+        finally:
+            timer.cancel()
+            self._waiter = None
+        return woken
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         return self.app.spawn(coro)
+
+
+def _expire(waiter: asyncio.Future[bool]) -> None:
+    if not waiter.done():
+        waiter.set_result(False)
 
 
 class _Options(Protocol):

@@ -415,33 +415,28 @@ class McpAsgiApp:
         its reply to the channel before its task ends, so a task that ended without one
         ends the stream, unless it deferred the reply (which then comes later)."""
         keepalive = self.options.keepalive_seconds
-        while True:
-            while channel.events:
-                await writer.event(channel.events.pop(0))
-            if channel.final is not None:
-                await writer.event(channel.final)
-                return
-            if task is not None and task.done():
-                if _settled(task) is not DEFERRED:
-                    return  # cancelled or nothing to say
-                task = None
-                continue
-            channel.wakeup.clear()
-            waits: set[asyncio.Future[Any]] = {
-                asyncio.ensure_future(channel.wakeup.wait()),
-                watcher,
-            }
-            if task is not None:
-                waits.add(task)
-            done, _ = await asyncio.wait(
-                waits, timeout=keepalive, return_when=asyncio.FIRST_COMPLETED
-            )
-            for w in waits:
-                if w is not watcher and w is not task:
-                    w.cancel()
-            if watcher in done:
-                if on_disconnect is not None:
-                    on_disconnect()  # modern: the client closing the stream cancels the request
-                return
-            if not done:
-                await writer.comment(b"keep-alive")
+        watched = (watcher, task) if task is not None else (watcher,)
+        for future in watched:
+            future.add_done_callback(channel.wake)
+        try:
+            while True:
+                while channel.events:
+                    await writer.event(channel.events.pop(0))
+                if channel.final is not None:
+                    await writer.event(channel.final)
+                    return
+                if task is not None and task.done():
+                    if _settled(task) is not DEFERRED:
+                        return  # cancelled or nothing to say
+                    task = None
+                    continue
+                woken = watcher.done() or await channel.idle(keepalive)
+                if watcher.done():
+                    if on_disconnect is not None:
+                        on_disconnect()  # modern: the client closing the stream cancels it
+                    return
+                if not woken:
+                    await writer.comment(b"keep-alive")
+        finally:
+            for future in watched:
+                future.remove_done_callback(channel.wake)

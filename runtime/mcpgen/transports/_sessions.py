@@ -27,7 +27,9 @@ a replay is refused to anyone else (`owns`). Session ids are URL-safe tokens, so
 hold no `/`. A GET with a `Last-Event-ID` the store knows for this session replays the
 events after it, then goes on, under the same stream id, as the session's standalone
 stream; an unknown, forgotten or foreign id opens a fresh stream. Either way the frames
-no stream has carried yet (the backlog) come next.
+no stream has carried yet (the backlog) come next. With a shared bus and event store
+(several workers), the standalone frames and their backlog live in one log per session
+instead (`_standalone`), so that each reaches the client once, from any worker.
 """
 
 from __future__ import annotations
@@ -48,7 +50,6 @@ from mcpgen.stores import (
     EventStore,
     InMemoryEventStore,
     InMemorySessionStore,
-    Replay,
     SessionState,
     SessionStore,
     StoreUnavailableError,
@@ -63,7 +64,14 @@ from mcpgen.transports._asgi import (
     plain_response,
 )
 from mcpgen.transports._port import ServerPort, SessionPort
-from mcpgen.transports._replies import ReplyRouter, answers
+from mcpgen.transports._replies import ReplyRouter, answers, bus_of
+from mcpgen.transports._standalone import (
+    Standalone,
+    log_id,
+    missed_events,
+    new_stream_id,
+    owns,
+)
 from mcpgen_types.latest import INTERNAL_ERROR
 
 __all__ = [
@@ -99,15 +107,6 @@ async def unavailable(send: Send, exc: StoreUnavailableError) -> None:
 def new_session_id() -> str:
     # 32 random bytes, URL-safe: visible ASCII (0x21-0x7E) as the spec requires.
     return random_token(32)
-
-
-def new_stream_id(session_id: str) -> str:
-    return f"{session_id}/{random_token(9)}"
-
-
-def owns(session_id: str, stream_id: str) -> bool:
-    """Whether the event stream `stream_id` belongs to the session `session_id`."""
-    return stream_id.startswith(session_id + "/")
 
 
 class _Spawner(Protocol):
@@ -169,12 +168,17 @@ class SessionChannel(Channel):
     """Server-initiated frames of a legacy session: to its newest GET stream, or kept
     (bounded) until one opens."""
 
-    def __init__(self, session: HttpSession, spawner: _Spawner) -> None:
+    def __init__(
+        self, session: HttpSession, spawner: _Spawner, shared: Standalone | None = None
+    ) -> None:
         self.session = session
         self.spawner = spawner
+        self.shared = shared  # several workers: frames of bus events go through a log
 
     def notify(self, frame: bytes) -> None:
         session = self.session
+        if self.shared is not None and self.shared.hand_in(session, frame):
+            return
         if session.streams:
             session.streams[-1].notify(frame)
         elif len(session.backlog) < _BACKLOG:
@@ -282,9 +286,16 @@ class LegacySessions:
         self.live = LiveSessions(idle_timeout=idle, max_sessions=most)
         self.retry_ms = options.sse_retry_ms
         self.replies = ReplyRouter(app, self.live, self._channel)
+        self.shared: Standalone | None = None
 
     def _channel(self, live: HttpSession) -> Channel:
-        return SessionChannel(live, self.app)
+        return SessionChannel(live, self.app, self.shared)
+
+    def _bind(self) -> None:
+        """Subscribe to the server's bus, once its core exists (serving has started)."""
+        self.replies.bind()
+        if self.shared is None:
+            self.shared = Standalone.of(bus_of(self.app.server), self.events, self.app)
 
     def writer(self, send: Send, session_id: str | None) -> SseWriter:
         """The writer of a POST's SSE response: in a resumable session (`session_id`), a
@@ -327,11 +338,11 @@ class LegacySessions:
         if state.principal != principal:
             return None
         if live is None:
-            self.replies.bind()
+            self._bind()
             core = self.app.server.session()
             core.from_state(state)
             live = self.live.add(core, principal, session_id)
-            core.attach(SessionChannel(live, self.app))
+            core.attach(self._channel(live))
             live.saved = state
         elif state != live.saved:  # another worker changed it: continue from its state
             live.core.from_state(state)
@@ -340,9 +351,9 @@ class LegacySessions:
 
     async def open(self, core: SessionPort, principal: str | None) -> HttpSession:
         """The session `initialize` just created in `core`: live here, stored."""
-        self.replies.bind()
+        self._bind()
         live = self.live.add(core, principal)
-        core.attach(SessionChannel(live, self.app))
+        core.attach(self._channel(live))
         live.saved = core.to_state(live.id, principal)
         assert live.saved is not None  # the core holds an initialized legacy session
         await self.store.create(live.saved)
@@ -375,21 +386,32 @@ class LegacySessions:
             return
         events: EventStore | None = None
         stream_id, missed = "", None
-        if resumable(live.core):
-            events = self.events
-            last_event_id = headers.get("last-event-id")
-            if last_event_id is not None:
-                missed = await self._missed(session_id, last_event_id)
-            stream_id = missed.stream_id if missed is not None else new_stream_id(session_id)
+        ids = resumable(live.core)
+        last_event_id = headers.get("last-event-id") if ids else None
+        if last_event_id is not None:
+            missed = await missed_events(self.events, session_id, last_event_id)
         app = self.app
         stream = ResponseStream(app, None, None)
-        live.streams.append(stream)
-        stream.events.extend(live.take_backlog())
-        writer = SseWriter(send, self.retry_ms, events, stream_id)
+        first: bytes | None = None
+        writer: SseWriter
+        if self.shared is not None:
+            other = missed is not None and missed.stream_id != log_id(session_id)
+            replayed = missed.events if missed is not None and other else None
+            writer, first, replay = await self.shared.open(
+                live, stream, send, self.retry_ms, last_event_id, replayed, ids
+            )
+        else:
+            if ids:
+                events = self.events
+                stream_id = missed.stream_id if missed is not None else new_stream_id(session_id)
+            live.streams.append(stream)
+            stream.events.extend(live.take_backlog())
+            writer = SseWriter(send, self.retry_ms, events, stream_id)
+            replay = missed.events if missed is not None else []
         app.streams.add(stream)
         watcher = asyncio.ensure_future(disconnected(receive))
         try:
-            await writer.start([], None, missed.events if missed is not None else ())
+            await writer.start([], first, replay)
             await app.pump(writer, stream, None, watcher, None)
         except OSError:  # the client went away mid-write
             pass
@@ -399,7 +421,8 @@ class LegacySessions:
             watcher.cancel()
             if stream in live.streams:
                 live.streams.remove(stream)
-            live.requeue(stream.events)  # queued here but never written: for the next stream
+            if self.shared is None:  # queued here but never written: for the next stream
+                live.requeue(stream.events)
             await writer.end()
 
     async def delete(self, scope: Scope, send: Send, headers: dict[str, str]) -> None:
@@ -418,9 +441,3 @@ class LegacySessions:
         for stream in live.streams:
             stream.reply(b"")  # ends the stream
         await plain_response(send, 200, b"")
-
-    async def _missed(self, session_id: str, last_event_id: str) -> Replay | None:
-        missed = await self.events.replay(last_event_id)
-        if missed is None or not owns(session_id, missed.stream_id):
-            return None  # unknown, forgotten, or another session's stream
-        return missed

@@ -18,6 +18,11 @@ A store may `watch` a channel of its own on the same subscription (the session s
 cache invalidations): it gets that channel's raw messages, and is told when the
 subscription is confirmed and when it is lost (whatever was published meanwhile is
 missed).
+
+Each message carries 8 random bytes before the event, the same on every worker that
+receives it: while the subscribers of an event run, `dispatching` holds them, so that
+the same event seen by several workers can be told apart from an equal later one (a
+legacy session's standalone stream appends each event once, `transports/_standalone`).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections import deque
 from collections.abc import Callable
 from typing import Protocol
@@ -70,12 +76,13 @@ class RedisBus:
         self._tasks: list[asyncio.Task[None]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._watchers: dict[bytes, Watcher] = {}
+        self.dispatching: bytes | None = None  # the id of the event being handed out
 
     def publish(self, event: BusEvent) -> None:
         if len(self._queue) >= self.max_queue:
             self._queue.popleft()
             log.warning("bus queue full: dropped the oldest unsent event")
-        self._queue.append(_encode(event))  # (a deque: safe from any thread)
+        self._queue.append(os.urandom(8) + _encode(event))  # (a deque: thread-safe)
         loop = self._loop
         if loop is None:
             self._start()
@@ -196,15 +203,19 @@ class RedisBus:
 
     def _dispatch(self, data: bytes) -> None:
         try:
-            event = _decode(data)
+            event = _decode(data[8:])
         except msgspec.DecodeError:
             log.warning("undecodable bus event dropped")
             return
-        for callback in tuple(self._callbacks):
-            try:
-                callback(event)
-            except Exception:  # one subscriber's bug must not stop the others
-                log.exception("bus subscriber failed")
+        self.dispatching = data[:8]
+        try:
+            for callback in tuple(self._callbacks):
+                try:
+                    callback(event)
+                except Exception:  # one subscriber's bug must not stop the others
+                    log.exception("bus subscriber failed")
+        finally:
+            self.dispatching = None
 
     async def aclose(self) -> None:
         tasks, self._tasks = self._tasks, []
