@@ -9,6 +9,8 @@ whose session is not live here. What lives only here: the core session (in-fligh
 work, requests out to the client), the open GET streams and the frames waiting for
 one. `LiveSessions` holds those, bounded like the store: idle ones expire and past the
 bound the least recently used without an open stream goes (its core session closed).
+A session without a record is over, never rebuilt from a live copy (a DELETE on any
+worker is final); `_keepalive` keeps the record of one with an open GET stream fresh.
 
 A session belongs to the principal that created it: for anyone else it does not exist
 (404), so a stolen or guessed id is no use without the credentials.
@@ -63,6 +65,7 @@ from mcpgen.transports._asgi import (
     json_response,
     plain_response,
 )
+from mcpgen.transports._keepalive import Keepalive, end_streams
 from mcpgen.transports._port import ServerPort, SessionPort
 from mcpgen.transports._replies import ReplyRouter, answers, bus_of
 from mcpgen.transports._standalone import (
@@ -284,6 +287,7 @@ class LegacySessions:
         )
         self.events: EventStore = InMemoryEventStore() if events is None else events
         self.live = LiveSessions(idle_timeout=idle, max_sessions=most)
+        self.keepalive = Keepalive(self.store, self.live, app, idle)  # for GET-only clients
         self.retry_ms = options.sse_retry_ms
         self.replies = ReplyRouter(app, self.live, self._channel)
         self.shared: Standalone | None = None
@@ -326,15 +330,11 @@ class LegacySessions:
         from its stored state. None: unknown, expired, deleted, or someone else's."""
         state = await self.store.load(session_id)  # a load also keeps it from idling out
         live = self.live.get(session_id)
-        if state is None:
-            if live is None or not live.streams or live.saved is None:
-                if live is not None:
-                    self.live.remove(session_id)
-                return None
-            # An open GET stream is use the store did not see: the session stays.
-            state = live.saved
-            await self.store.create(state)
-            live = self.live.get(session_id)  # (the await let other requests in)
+        if state is None:  # gone (deleted anywhere, or idle): never rebuilt from a copy
+            if live is not None:
+                end_streams(live)
+                self.live.remove(session_id)
+            return None
         if state.principal != principal:
             return None
         if live is None:
@@ -409,6 +409,7 @@ class LegacySessions:
             writer = SseWriter(send, self.retry_ms, events, stream_id)
             replay = missed.events if missed is not None else []
         app.streams.add(stream)
+        self.keepalive.watch(live)
         watcher = asyncio.ensure_future(disconnected(receive))
         try:
             await writer.start([], first, replay)
@@ -438,6 +439,5 @@ class LegacySessions:
             return
         await self.store.delete(session_id)
         self.live.remove(session_id)  # closes the core session: its work is cancelled
-        for stream in live.streams:
-            stream.reply(b"")  # ends the stream
+        end_streams(live)
         await plain_response(send, 200, b"")
