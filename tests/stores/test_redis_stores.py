@@ -28,24 +28,25 @@ def _keys() -> list[str]:
 def test_every_key_is_under_the_prefix_and_nothing_is_pickled() -> None:
     prefix = f"only-{uuid.uuid4().hex}:"
     stores = RedisStores.from_url(redis_url(), prefix=prefix)
+    sid = f"s{uuid.uuid4().hex}"  # unique, so no other test's key can contain it
 
     async def main() -> None:
-        await stores.sessions.create(SessionState(id="s1", version="2025-11-25"))
-        await stores.events.append("s1/x", b"frame")
+        await stores.sessions.create(SessionState(id=sid, version="2025-11-25"))
+        await stores.events.append(f"{sid}/x", b"frame")
         got: list[object] = []
         stores.bus.subscribe(got.append)
         await stores.bus.ready()
         stores.bus.publish(TaskEvent("t", None, {}))
         while not got:
             await asyncio.sleep(0.01)
-        value = await stores.connection.client.get(prefix + "s:s1")
+        value = await stores.connection.client.get(prefix + "s:" + sid)
         assert isinstance(value, bytes) and not value.startswith(b"\x80")  # no pickle
         await stores.bus.aclose()
 
     asyncio.run(main())
     mine = [k for k in _keys() if k.startswith(prefix)]
     assert mine  # the stores wrote keys, all of them under the prefix
-    assert not [k for k in _keys() if "s1" in k and not k.startswith(prefix)]
+    assert not [k for k in _keys() if sid in k and not k.startswith(prefix)]
 
 
 def test_a_publish_from_another_thread_is_sent_without_waiting_for_the_loop() -> None:
