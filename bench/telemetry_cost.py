@@ -1,0 +1,128 @@
+"""Instructions per stdio tools/call with telemetry off and on (callgrind), the way
+bench/suite.py counts them: the server runs under valgrind with instrumentation off,
+a warm-up, then two dumped segments of N1 and N2 calls: per call = (I2 - I1) / (N2 - N1).
+
+    .venv/bin/python bench/telemetry_cost.py [--tree DIR] [--on] [--n1 500 --n2 2500]
+
+`--tree DIR`: serve from another checkout's runtime (e.g. /work/main, for "before");
+`--on`: the server has telemetry=True, with an SDK tracer provider whose exporter
+drops every span and a meter provider with an in-memory reader (the cost of
+recording, not of exporting).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SERVER = """
+import sys
+from mcpgen import Server
+on = sys.argv[1] == "on"
+if on:
+    from opentelemetry import metrics, trace
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+    class Drop(SpanExporter):
+        def export(self, spans):
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(Drop()))
+    trace.set_tracer_provider(provider)
+    metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
+server = Server("bench", "1.0.0", **({"telemetry": True} if on else {}))
+
+@server.tool(threaded=False)
+def echo(text: str) -> str:
+    return text
+
+server.run()
+"""
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+}
+TOTALS = re.compile(rb"^totals:\s+(\d+)", re.MULTILINE)
+
+
+def control(*args: str) -> None:
+    done = subprocess.run(["callgrind_control", *args], capture_output=True, text=True, check=False)
+    if "OK" not in done.stdout:
+        raise SystemExit(f"callgrind_control {args}: {done.stdout}{done.stderr}")
+
+
+def measure(tree: Path | None, on: bool, n1: int, n2: int, warmup: int) -> tuple[float, float]:
+    work = Path(tempfile.mkdtemp(prefix="otel-cost-"))
+    script = work / "server.py"
+    script.write_text(SERVER)
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    env.pop("MCPGEN_OTEL", None)
+    if tree is not None:
+        env["PYTHONPATH"] = f"{tree / 'runtime'}:{tree / 'generated'}"
+    out = work / "callgrind.%p"
+    argv = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
+    proc = subprocess.Popen(
+        [*argv, sys.executable, str(script), "on" if on else "off"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+    )  # fmt: skip
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    request["params"] = {"name": "echo", "arguments": {"text": "hello"}, "_meta": META}
+    line = json.dumps(request, separators=(",", ":")).encode() + b"\n"
+
+    def calls(n: int) -> None:
+        for _ in range(n):
+            proc.stdin.write(line)  # type: ignore[union-attr]
+            proc.stdin.flush()  # type: ignore[union-attr]
+            reply = proc.stdout.readline()  # type: ignore[union-attr]
+            assert b'"hello"' in reply, reply
+
+    calls(warmup)
+    control("--instr=on", str(proc.pid))
+    calls(n1)
+    control("--dump", str(proc.pid))
+    calls(n2)
+    control("--dump", str(proc.pid))
+    proc.stdin.close()
+    proc.wait(300)
+    totals = []
+    for part in (1, 2):
+        found = TOTALS.search(Path(str(out).replace("%p", str(proc.pid)) + f".{part}").read_bytes())
+        assert found is not None
+        totals.append(int(found.group(1)))
+    return (totals[1] - totals[0]) / (n2 - n1), totals[1] / n2
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tree", type=Path)
+    parser.add_argument("--on", action="store_true")
+    parser.add_argument("--n1", type=int, default=500)
+    parser.add_argument("--n2", type=int, default=2000)
+    parser.add_argument("--warmup", type=int, default=300)
+    args = parser.parse_args()
+    started = time.monotonic()
+    per_call, check = measure(args.tree, args.on, args.n1, args.n2, args.warmup)
+    where = args.tree or "this checkout"
+    print(
+        f"{where} telemetry={'on' if args.on else 'off'}: {per_call:,.0f} Ir per call "
+        f"(check {check:,.0f}; {time.monotonic() - started:.0f} s)"
+    )
+
+
+if __name__ == "__main__":
+    main()
