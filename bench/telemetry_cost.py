@@ -2,12 +2,13 @@
 bench/suite.py counts them: the server runs under valgrind with instrumentation off,
 a warm-up, then two dumped segments of N1 and N2 calls: per call = (I2 - I1) / (N2 - N1).
 
-    .venv/bin/python bench/telemetry_cost.py [--tree DIR] [--on] [--n1 500 --n2 2500]
+    .venv/bin/python bench/telemetry_cost.py [--tree DIR] [--mode off|api|sdk] [--n1 --n2]
 
-`--tree DIR`: serve from another checkout's runtime (e.g. /work/main, for "before");
-`--on`: the server has telemetry=True, with an SDK tracer provider whose exporter
-drops every span and a meter provider with an in-memory reader (the cost of
-recording, not of exporting).
+`--tree DIR`: serve from another checkout's runtime (e.g. /work/main, for "before").
+`--mode api`: telemetry=True with no SDK configured (the API's no-op providers);
+`--mode sdk`: telemetry=True with an SDK tracer provider whose exporter drops every
+span and a meter provider with an in-memory reader (the cost of recording, not of
+exporting).
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ HERE = Path(__file__).resolve().parent
 SERVER = """
 import sys
 from mcpgen import Server
-on = sys.argv[1] == "on"
-if on:
+mode = sys.argv[1]
+if mode == "sdk":
     from opentelemetry import metrics, trace
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -42,7 +43,7 @@ if on:
     provider.add_span_processor(SimpleSpanProcessor(Drop()))
     trace.set_tracer_provider(provider)
     metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
-server = Server("bench", "1.0.0", **({"telemetry": True} if on else {}))
+server = Server("bench", "1.0.0", **({"telemetry": True} if mode != "off" else {}))
 
 @server.tool(threaded=False)
 def echo(text: str) -> str:
@@ -64,7 +65,7 @@ def control(*args: str) -> None:
         raise SystemExit(f"callgrind_control {args}: {done.stdout}{done.stderr}")
 
 
-def measure(tree: Path | None, on: bool, n1: int, n2: int, warmup: int) -> tuple[float, float]:
+def measure(tree: Path | None, mode: str, n1: int, n2: int, warmup: int) -> tuple[float, float]:
     work = Path(tempfile.mkdtemp(prefix="otel-cost-"))
     script = work / "server.py"
     script.write_text(SERVER)
@@ -75,7 +76,7 @@ def measure(tree: Path | None, on: bool, n1: int, n2: int, warmup: int) -> tuple
     out = work / "callgrind.%p"
     argv = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
     proc = subprocess.Popen(
-        [*argv, sys.executable, str(script), "on" if on else "off"],
+        [*argv, sys.executable, str(script), mode],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
     )  # fmt: skip
     assert proc.stdin is not None
@@ -110,16 +111,16 @@ def measure(tree: Path | None, on: bool, n1: int, n2: int, warmup: int) -> tuple
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tree", type=Path)
-    parser.add_argument("--on", action="store_true")
+    parser.add_argument("--mode", choices=["off", "api", "sdk"], default="off")
     parser.add_argument("--n1", type=int, default=500)
     parser.add_argument("--n2", type=int, default=2000)
     parser.add_argument("--warmup", type=int, default=300)
     args = parser.parse_args()
     started = time.monotonic()
-    per_call, check = measure(args.tree, args.on, args.n1, args.n2, args.warmup)
+    per_call, check = measure(args.tree, args.mode, args.n1, args.n2, args.warmup)
     where = args.tree or "this checkout"
     print(
-        f"{where} telemetry={'on' if args.on else 'off'}: {per_call:,.0f} Ir per call "
+        f"{where} telemetry {args.mode}: {per_call:,.0f} Ir per call "
         f"(check {check:,.0f}; {time.monotonic() - started:.0f} s)"
     )
 
