@@ -65,7 +65,7 @@ class TracedSession(Session):
     def __init__(self, core: ServerCore, channel: Channel | None = None) -> None:
         super().__init__(core, channel)
         self.started = time.perf_counter()
-        self.transport: dict[str, Any] = {}
+        self.transport: dict[str, Any] | None = None  # known at the first message
         self.outgoing: dict[RequestId, Operation] = {}  # our requests to the client
         self.waiting: dict[int, Operation] = {}  # deferred replies, by id(operation)
 
@@ -94,7 +94,7 @@ class TracedSession(Session):
         return self.settled(op, outcome)
 
     def _start(self, env: Envelope, channel: Channel) -> Operation:
-        if not self.transport:
+        if self.transport is None:
             self.transport = _transport(channel)
         attrs = dict(self.transport)
         legacy = self.legacy_version
@@ -137,7 +137,7 @@ class TracedSession(Session):
         env = probe(frame)
         if env is None or type(env.id) not in (str, int):
             return
-        attrs = dict(self.transport)
+        attrs = dict(self.transport or {})
         if self.legacy_version is not None:
             attrs["mcp.protocol.version"] = self.legacy_version
         op = Operation(env, SpanKind.CLIENT, parent, [], attrs, _client_operations)
@@ -151,7 +151,7 @@ class TracedSession(Session):
         self.outgoing.clear()
         version = self.legacy_version
         if version is not None:
-            attrs = {"mcp.protocol.version": version, **self.transport}
+            attrs = {"mcp.protocol.version": version, **(self.transport or {})}
             _sessions.record(time.perf_counter() - self.started, attrs)
 
 
