@@ -5,6 +5,7 @@ a warm-up, then two dumped segments of N1 and N2 calls: per call = (I2 - I1) / (
     .venv/bin/python bench/telemetry_cost.py [--tree DIR] [--mode off|api|sdk] [--n1 --n2]
 
 `--tree DIR`: serve from another checkout's runtime (e.g. /work/main, for "before").
+`--http`: the same over Streamable HTTP (uvicorn, one keep-alive connection).
 `--mode api`: telemetry=True with no SDK configured (the API's no-op providers);
 `--mode sdk`: telemetry=True with an SDK tracer provider whose exporter drops every
 span and a meter provider with an in-memory reader (the cost of recording, not of
@@ -14,13 +15,16 @@ exporting).
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -59,13 +63,50 @@ META = {
 TOTALS = re.compile(rb"^totals:\s+(\d+)", re.MULTILINE)
 
 
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _http_calls(port: int, body: bytes) -> Callable[[int], None]:
+    """POSTs of `body` on one keep-alive connection, once the server listens."""
+    deadline = time.monotonic() + 300
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "echo",
+    }
+
+    def calls(n: int) -> None:
+        for _ in range(n):
+            conn.request("POST", "/mcp", body.strip(), headers)
+            reply = conn.getresponse().read()
+            assert b'"hello"' in reply, reply
+
+    return calls
+
+
 def control(*args: str) -> None:
     done = subprocess.run(["callgrind_control", *args], capture_output=True, text=True, check=False)
     if "OK" not in done.stdout:
         raise SystemExit(f"callgrind_control {args}: {done.stdout}{done.stderr}")
 
 
-def measure(tree: Path | None, mode: str, n1: int, n2: int, warmup: int) -> tuple[float, float]:
+def measure(
+    tree: Path | None, mode: str, n1: int, n2: int, warmup: int, http: bool
+) -> tuple[float, float]:
     work = Path(tempfile.mkdtemp(prefix="otel-cost-"))
     script = work / "server.py"
     script.write_text(SERVER)
@@ -75,8 +116,9 @@ def measure(tree: Path | None, mode: str, n1: int, n2: int, warmup: int) -> tupl
         env["PYTHONPATH"] = f"{tree / 'runtime'}:{tree / 'generated'}"
     out = work / "callgrind.%p"
     argv = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
+    port = _free_port() if http else 0
     proc = subprocess.Popen(
-        [*argv, sys.executable, str(script), mode],
+        [*argv, sys.executable, str(script), mode, *([str(port)] if http else [])],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
     )  # fmt: skip
     assert proc.stdin is not None
@@ -92,6 +134,9 @@ def measure(tree: Path | None, mode: str, n1: int, n2: int, warmup: int) -> tupl
             reply = proc.stdout.readline()  # type: ignore[union-attr]
             assert b'"hello"' in reply, reply
 
+    if http:
+        calls = _http_calls(port, line)
+
     calls(warmup)
     control("--instr=on", str(proc.pid))
     calls(n1)
@@ -99,6 +144,8 @@ def measure(tree: Path | None, mode: str, n1: int, n2: int, warmup: int) -> tupl
     calls(n2)
     control("--dump", str(proc.pid))
     proc.stdin.close()
+    if http:
+        proc.terminate()
     proc.wait(300)
     totals = []
     for part in (1, 2):
@@ -112,15 +159,17 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tree", type=Path)
     parser.add_argument("--mode", choices=["off", "api", "sdk"], default="off")
+    parser.add_argument("--http", action="store_true", help="Streamable HTTP, not stdio")
     parser.add_argument("--n1", type=int, default=500)
     parser.add_argument("--n2", type=int, default=2000)
     parser.add_argument("--warmup", type=int, default=300)
     args = parser.parse_args()
     started = time.monotonic()
-    per_call, check = measure(args.tree, args.mode, args.n1, args.n2, args.warmup)
+    per_call, check = measure(args.tree, args.mode, args.n1, args.n2, args.warmup, args.http)
     where = args.tree or "this checkout"
     print(
-        f"{where} telemetry {args.mode}: {per_call:,.0f} Ir per call "
+        f"{where} {'http' if args.http else 'stdio'} telemetry {args.mode}: "
+        f"{per_call:,.0f} Ir per call "
         f"(check {check:,.0f}; {time.monotonic() - started:.0f} s)"
     )
 

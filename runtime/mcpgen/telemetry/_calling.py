@@ -17,6 +17,7 @@ from opentelemetry.trace import SpanKind
 from mcpgen._client import Incoming, RequestId
 from mcpgen._connection import Answer, Connection
 from mcpgen.telemetry._common import (
+    NOTABLE,
     Envelope,
     LinkBook,
     Operation,
@@ -69,8 +70,10 @@ def _answer(incoming: Incoming) -> Envelope:
         error = incoming.error
         env.error = ReplyError(code=error.get("code"), message=error.get("message"))
     elif incoming.result is not None:
-        found = probe(b'{"result":' + bytes(incoming.result) + b"}")
-        env.result = found.result if found is not None else None
+        raw = bytes(incoming.result)
+        if any(word in raw for word in NOTABLE):
+            found = probe(b'{"result":' + raw + b"}")
+            env.result = found.result if found is not None else None
     return env
 
 

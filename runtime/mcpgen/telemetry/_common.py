@@ -23,6 +23,7 @@ from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, Statu
 from mcpgen import _protocol as proto
 
 __all__ = [
+    "NOTABLE",
     "Envelope",
     "LinkBook",
     "Operation",
@@ -50,6 +51,10 @@ METRIC_KEYS: Final = (
     "gen_ai.operation.name", "rpc.response.status_code", "mcp.protocol.version",
     "network.transport", "network.protocol.name",
 )  # fmt: skip
+
+# What a reply must contain to be more than a plain success (an error, a tool error, an
+# input round's state, a task): other replies are not decoded at all.
+NOTABLE: Final = (b'"error"', b'"isError"', b'"requestState"', b'"taskId"')
 
 tracer = trace.get_tracer(SCOPE)
 _meter = metrics.get_meter(SCOPE)
@@ -157,7 +162,7 @@ class LinkBook:
 
     def links(self, env: Envelope) -> list[Link]:
         params = env.params
-        if params is None:
+        if params is None or (params.request_state is None and params.task_id is None):
             return []
         return [
             Link(ctx, {"mcpgen.link": why})

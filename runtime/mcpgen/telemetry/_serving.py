@@ -24,6 +24,7 @@ from mcpgen._server import Channel, Session
 from mcpgen._server._call import DEFERRED, Handle, Outcome, Pending, RequestId
 from mcpgen._server._core import ServerCore
 from mcpgen.telemetry._common import (
+    NOTABLE,
     Envelope,
     LinkBook,
     Operation,
@@ -124,7 +125,8 @@ class TracedSession(Session):
         return outcome
 
     def ended(self, op: Operation, reply: bytes) -> None:
-        found = probe(reply)
+        # Most replies are plain successes: decode only those that may say more.
+        found = probe(reply) if any(word in reply for word in NOTABLE) else None
         if found is not None and found.result is not None:
             _book.put(found.result.request_state, op.span)
             _book.put(found.result.task_id, op.span)
