@@ -53,7 +53,10 @@ server = Server("bench", "1.0.0", **({"telemetry": True} if mode != "off" else {
 def echo(text: str) -> str:
     return text
 
-server.run()
+if len(sys.argv) > 2:
+    server.run("http", port=int(sys.argv[2]))
+else:
+    server.run()
 """
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
