@@ -7,6 +7,7 @@ a warm-up, then two dumped segments of N1 and N2 calls: per call = (I2 - I1) / (
 `--tree DIR`: serve from another checkout's runtime (e.g. /work/main, for "before").
 `--http`: the same over Streamable HTTP (uvicorn, one keep-alive connection).
 `--mode api`: telemetry=True with no SDK configured (the API's no-op providers);
+`--mode bare-sdk`: no mcpgen at all, only what the SDK costs per span and record;
 `--mode sdk`: telemetry=True with an SDK tracer provider whose exporter drops every
 span and a meter provider with an in-memory reader (the cost of recording, not of
 exporting).
@@ -158,16 +159,68 @@ def measure(
     return (totals[1] - totals[0]) / (n2 - n1), totals[1] / n2
 
 
+BARE = """
+import sys
+from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+class Drop(SpanExporter):
+    def export(self, spans):
+        return SpanExportResult.SUCCESS
+
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(Drop()))
+trace.set_tracer_provider(provider)
+metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
+tracer = trace.get_tracer("bare")
+histogram = metrics.get_meter("bare").create_histogram("d", unit="s")
+kind = trace.SpanKind.SERVER
+for _ in range(int(sys.argv[1])):
+    attrs = {"mcp.method.name": "tools/call", "jsonrpc.request.id": "1",
+             "gen_ai.tool.name": "echo", "gen_ai.operation.name": "execute_tool",
+             "mcp.protocol.version": "2026-07-28"}
+    span = tracer.start_span("tools/call echo", None, kind, attrs)
+    span.end()
+    del attrs["jsonrpc.request.id"]
+    histogram.record(0.001, attrs)
+"""
+
+
+def bare(n1: int, n2: int) -> float:
+    """What the OpenTelemetry SDK alone costs per span + histogram record (no mcpgen):
+    whole-process counts of two runs, (I2 - I1) / (N2 - N1)."""
+    work = Path(tempfile.mkdtemp(prefix="otel-cost-"))
+    script = work / "bare.py"
+    script.write_text(BARE)
+    totals = []
+    for n in (n1, n2):
+        out = work / f"callgrind.{n}"
+        argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+        subprocess.run(
+            [*argv, sys.executable, str(script), str(n)], check=True, capture_output=True
+        )
+        found = TOTALS.search(out.read_bytes())
+        assert found is not None
+        totals.append(int(found.group(1)))
+    return (totals[1] - totals[0]) / (n2 - n1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tree", type=Path)
-    parser.add_argument("--mode", choices=["off", "api", "sdk"], default="off")
+    parser.add_argument("--mode", choices=["off", "api", "sdk", "bare-sdk"], default="off")
     parser.add_argument("--http", action="store_true", help="Streamable HTTP, not stdio")
     parser.add_argument("--n1", type=int, default=500)
     parser.add_argument("--n2", type=int, default=2000)
     parser.add_argument("--warmup", type=int, default=300)
     args = parser.parse_args()
     started = time.monotonic()
+    if args.mode == "bare-sdk":
+        print(f"the SDK alone: {bare(args.n1, args.n2):,.0f} Ir per span + histogram record")
+        return
     per_call, check = measure(args.tree, args.mode, args.n1, args.n2, args.warmup, args.http)
     where = args.tree or "this checkout"
     print(

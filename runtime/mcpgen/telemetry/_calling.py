@@ -17,7 +17,6 @@ from opentelemetry.trace import SpanKind
 from mcpgen._client import Incoming, RequestId
 from mcpgen._connection import Answer, Connection
 from mcpgen.telemetry._common import (
-    NOTABLE,
     Envelope,
     LinkBook,
     Operation,
@@ -26,6 +25,7 @@ from mcpgen.telemetry._common import (
     histogram,
     inject_meta,
     install_log_context,
+    notable,
     probe,
 )
 
@@ -71,7 +71,7 @@ def _answer(incoming: Incoming) -> Envelope:
         env.error = ReplyError(code=error.get("code"), message=error.get("message"))
     elif incoming.result is not None:
         raw = bytes(incoming.result)
-        if any(word in raw for word in NOTABLE):
+        if notable(raw):
             found = probe(b'{"result":' + raw + b"}")
             env.result = found.result if found is not None else None
     return env

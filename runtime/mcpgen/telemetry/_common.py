@@ -23,7 +23,6 @@ from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, Statu
 from mcpgen import _protocol as proto
 
 __all__ = [
-    "NOTABLE",
     "Envelope",
     "LinkBook",
     "Operation",
@@ -31,6 +30,7 @@ __all__ = [
     "current_request",
     "inject_meta",
     "install_log_context",
+    "notable",
     "probe",
     "remote_parent",
 ]
@@ -45,16 +45,20 @@ URI_METHODS: Final = frozenset(
      "notifications/resources/updated"}
 )  # fmt: skip
 TASK_METHODS: Final = frozenset({"tasks/get", "tasks/result", "tasks/cancel", "tasks/update"})
-# Span attributes that are also metric attributes (low cardinality only).
-METRIC_KEYS: Final = (
-    "mcp.method.name", "error.type", "gen_ai.tool.name", "gen_ai.prompt.name",
-    "gen_ai.operation.name", "rpc.response.status_code", "mcp.protocol.version",
-    "network.transport", "network.protocol.name",
-)  # fmt: skip
+# Span attributes that would make a metric series per request: never metric attributes.
+SPAN_ONLY: Final = ("jsonrpc.request.id", "mcp.session.id", "mcp.resource.uri")
 
-# What a reply must contain to be more than a plain success (an error, a tool error, an
-# input round's state, a task): other replies are not decoded at all.
-NOTABLE: Final = (b'"error"', b'"isError"', b'"requestState"', b'"taskId"')
+
+def notable(reply: bytes) -> bool:
+    """Whether a reply may be more than a plain success (an error, a tool error, an
+    input round's state, a task); the others are never decoded."""
+    return (
+        b'"error"' in reply
+        or b'"isError"' in reply
+        or b'"requestState"' in reply
+        or b'"taskId"' in reply
+    )
+
 
 tracer = trace.get_tracer(SCOPE)
 _meter = metrics.get_meter(SCOPE)
@@ -277,7 +281,9 @@ class Operation:
             span.set_status(Status(StatusCode.ERROR, text))
         span.end()
         elapsed = time.perf_counter() - self.started
-        self.histogram.record(elapsed, {k: attrs[k] for k in METRIC_KEYS if k in attrs})
+        for key in SPAN_ONLY:  # the span has its copy; what is left is the metric's
+            attrs.pop(key, None)
+        self.histogram.record(elapsed, attrs)
 
     def failed(self, exc: BaseException) -> None:
         """End with an exception that escaped (a cancellation, a transport failure)."""

@@ -24,13 +24,13 @@ from mcpgen._server import Channel, Session
 from mcpgen._server._call import DEFERRED, Handle, Outcome, Pending, RequestId
 from mcpgen._server._core import ServerCore
 from mcpgen.telemetry._common import (
-    NOTABLE,
     Envelope,
     LinkBook,
     Operation,
     current_request,
     histogram,
     install_log_context,
+    notable,
     probe,
     remote_parent,
 )
@@ -126,7 +126,7 @@ class TracedSession(Session):
 
     def ended(self, op: Operation, reply: bytes) -> None:
         # Most replies are plain successes: decode only those that may say more.
-        found = probe(reply) if any(word in reply for word in NOTABLE) else None
+        found = probe(reply) if notable(reply) else None
         if found is not None and found.result is not None:
             _book.put(found.result.request_state, op.span)
             _book.put(found.result.task_id, op.span)
@@ -161,6 +161,8 @@ class _Tap(Channel):
     """The request's channel as the core sees it: everything goes to the transport's
     channel; a deferred reply ends the request's span, a request to the client
     starts one."""
+
+    __slots__ = ("auth", "headers", "inner", "op", "principal", "session")
 
     def __init__(self, inner: Channel, session: TracedSession, op: Operation) -> None:
         self.inner = inner
