@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 
 __all__ = ["ENV", "enabled", "instrument_client", "session_class"]
 
-# The environment switch for both sides (a value of "1" turns it on).
 ENV = "MCPGEN_OTEL"
+"""The environment variable that turns telemetry on for every server and client of the
+process when set to "1" (an explicit `telemetry=` argument wins over it)."""
 
 
 def enabled(flag: bool | None) -> bool:
