@@ -148,6 +148,10 @@ def test_legacy_input_request_is_a_client_span_on_the_server(otel: Telemetry) ->
     assert asked["attributes"]["mcp.method.name"] == "elicitation/create"
     assert asked["attributes"]["jsonrpc.request.id"]
     assert call["status"] == asked["status"] == "UNSET"
+    # The client is the receiver of that request: a SERVER span under the server's.
+    (answered,) = named(spans, "elicitation/create", "SERVER")
+    assert answered["parent_id"] == asked["span_id"]
+    assert answered["attributes"]["jsonrpc.request.id"] == asked["attributes"]["jsonrpc.request.id"]
 
 
 def test_a_task_is_linked_to_the_call_that_made_it(otel: Telemetry) -> None:
@@ -269,3 +273,22 @@ def test_logs_carry_method_and_request_id_not_arguments(
     assert record.mcp_request_id.isdigit()  # type: ignore[attr-defined]
     text = caplog.text + json.dumps([vars(r) for r in caplog.records], default=str)
     assert "hunter2" not in text
+
+
+def test_client_logs_carry_the_server_request_they_answer(
+    otel: Telemetry, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def refuse(params: Any) -> t.ElicitResult:
+        raise RuntimeError("no")
+
+    async def main() -> None:
+        server = build(telemetry=True)
+        async with Client.memory(server, era="legacy", telemetry=True, on_elicitation=refuse) as c:
+            with pytest.raises(McpError):
+                await c.call_tool("confirm", {"action": "ship"})
+
+    with caplog.at_level(logging.INFO, logger="mcpgen"):
+        run(main())
+    (record,) = [r for r in caplog.records if r.name == "mcpgen.client"]
+    assert record.mcp_method == "elicitation/create"  # type: ignore[attr-defined]
+    assert record.mcp_request_id  # type: ignore[attr-defined]

@@ -12,30 +12,32 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from opentelemetry import context as otel_context
 from opentelemetry.trace import SpanKind
 
 from mcpgen._client import Incoming, RequestId
 from mcpgen._connection import Answer, Connection
 from mcpgen.telemetry._common import (
+    CLIENT_OPERATIONS,
+    CLIENT_SESSIONS,
+    SERVER_OPERATIONS,
     Envelope,
     LinkBook,
     Operation,
+    Params,
     ReplyError,
     current_request,
-    histogram,
     inject_meta,
     install_log_context,
     notable,
     probe,
+    remote_parent,
 )
 
 __all__ = ["instrument"]
 
-_operations = histogram(
-    "mcp.client.operation.duration",
-    "The duration of the MCP request or notification as observed on the sender.",
-)
-_sessions = histogram("mcp.client.session.duration", "The duration of the MCP session.")
+_operations = CLIENT_OPERATIONS
+_sessions = CLIENT_SESSIONS
 _book = LinkBook()
 install_log_context("mcpgen.client")
 
@@ -82,6 +84,7 @@ def instrument(connection: Connection) -> None:
     exchange: Exchange = connection._exchange
     send = connection.link.send
     close = connection.close
+    serve = connection._serve_request
     transport = _attrs(connection)
     started: list[float] = []
 
@@ -126,6 +129,27 @@ def instrument(connection: Connection) -> None:
             raise
         op.end(None, None)
 
+    async def traced_serve(incoming: Incoming) -> None:
+        """A server-to-client request (legacy sessions): the client is its receiver."""
+        params = incoming.params or {}
+        env = Envelope(
+            id=incoming.id, method=incoming.method, params=Params(meta=params.get("_meta"))
+        )
+        attrs = _session_attrs(connection, dict(transport))
+        parent = remote_parent(env.params.meta) if env.params is not None else None
+        op = Operation(env, SpanKind.SERVER, parent, [], attrs, SERVER_OPERATIONS)
+        token = otel_context.attach(op.ctx)
+        mark = current_request.set((op.method, op.rid))
+        try:
+            await serve(incoming)
+        except BaseException as exc:
+            op.failed(exc)
+            raise
+        finally:
+            current_request.reset(mark)
+            otel_context.detach(token)
+        op.end(None, None)
+
     async def traced_close() -> None:
         was_open = not connection.closed
         await close()
@@ -137,3 +161,4 @@ def instrument(connection: Connection) -> None:
     connection._exchange = traced_exchange  # type: ignore[method-assign]
     connection.link.send = traced_send  # type: ignore[method-assign]
     connection.close = traced_close  # type: ignore[method-assign]
+    connection._serve_request = traced_serve  # type: ignore[method-assign]

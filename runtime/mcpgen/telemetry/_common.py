@@ -23,9 +23,14 @@ from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, Statu
 from mcpgen import _protocol as proto
 
 __all__ = [
+    "CLIENT_OPERATIONS",
+    "CLIENT_SESSIONS",
+    "SERVER_OPERATIONS",
+    "SERVER_SESSIONS",
     "Envelope",
     "LinkBook",
     "Operation",
+    "Params",
     "ReplyError",
     "current_request",
     "inject_meta",
@@ -70,7 +75,24 @@ def histogram(name: str, description: str) -> metrics.Histogram:
     )
 
 
-class _Params(msgspec.Struct, gc=False):
+# One instrument per name for the whole process: each side records into the ones it needs.
+SERVER_OPERATIONS: Final = histogram(
+    "mcp.server.operation.duration",
+    "MCP request or notification duration as observed on the receiver.",
+)
+CLIENT_OPERATIONS: Final = histogram(
+    "mcp.client.operation.duration",
+    "MCP request or notification duration as observed on the sender.",
+)
+SERVER_SESSIONS: Final = histogram(
+    "mcp.server.session.duration", "The duration of the MCP session as observed on the server."
+)
+CLIENT_SESSIONS: Final = histogram(
+    "mcp.client.session.duration", "The duration of the MCP session as observed on the client."
+)
+
+
+class Params(msgspec.Struct, gc=False):
     name: object = None
     uri: object = None
     task_id: object = msgspec.field(default=None, name="taskId")
@@ -96,7 +118,7 @@ class Envelope(msgspec.Struct, gc=False):
 
     id: object = None
     method: object = None
-    params: _Params | None = None
+    params: Params | None = None
     result: _Result | None = None
     error: ReplyError | None = None
 

@@ -24,11 +24,14 @@ from mcpgen._server import Channel, Session
 from mcpgen._server._call import DEFERRED, Handle, Outcome, Pending, RequestId
 from mcpgen._server._core import ServerCore
 from mcpgen.telemetry._common import (
+    CLIENT_OPERATIONS,
+    SERVER_OPERATIONS,
+    SERVER_SESSIONS,
     Envelope,
     LinkBook,
     Operation,
     current_request,
-    histogram,
+    inject_meta,
     install_log_context,
     notable,
     probe,
@@ -37,15 +40,9 @@ from mcpgen.telemetry._common import (
 
 __all__ = ["TracedSession"]
 
-_operations = histogram(
-    "mcp.server.operation.duration",
-    "MCP request or notification duration as observed on the receiver.",
-)
-_client_operations = histogram(
-    "mcp.client.operation.duration",
-    "MCP request duration as observed on the sender (server-to-client requests).",
-)
-_sessions = histogram("mcp.server.session.duration", "The duration of the MCP session.")
+_operations = SERVER_OPERATIONS
+_client_operations = CLIENT_OPERATIONS
+_sessions = SERVER_SESSIONS
 # MRTR rounds (by requestState) and tasks (by task id) of the whole process: a stateless
 # HTTP request gets a fresh session, and the next round may arrive on any of them.
 _book = LinkBook()
@@ -133,17 +130,19 @@ class TracedSession(Session):
         op.end_with(found)
         self.waiting.pop(id(op), None)
 
-    def request_out(self, frame: bytes, parent: Context) -> None:
+    def request_out(self, frame: bytes, parent: Context) -> bytes:
         """A server-to-client request (legacy sessions): a CLIENT span until the client
-        answers, under the span of the request that asked."""
+        answers, under the span of the request that asked; the frame to send, with the
+        span's trace context in its `_meta`."""
         env = probe(frame)
         if env is None or type(env.id) not in (str, int):
-            return
+            return frame
         attrs = dict(self.transport or {})
         if self.legacy_version is not None:
             attrs["mcp.protocol.version"] = self.legacy_version
         op = Operation(env, SpanKind.CLIENT, parent, [], attrs, _client_operations)
         self.outgoing[env.id] = op  # type: ignore[index]  # checked just above
+        return inject_meta(frame, op.ctx)
 
     def close(self) -> None:
         super().close()
@@ -176,8 +175,7 @@ class _Tap(Channel):
         self.inner.notify(frame)
 
     def request(self, frame: bytes) -> None:
-        self.session.request_out(frame, self.op.ctx)
-        self.inner.request(frame)
+        self.inner.request(self.session.request_out(frame, self.op.ctx))
 
     def reply(self, frame: bytes) -> None:
         if not self.op.done:
