@@ -44,6 +44,11 @@ def build(**options: Any) -> Server:
             await asyncio.sleep(0)
         return text
 
+    @server.tool
+    def nested_sync(text: str) -> str:  # in a worker thread (the default for sync tools)
+        with trace.get_tracer("app").start_as_current_span("inner work"):
+            return text
+
     @server.tool(task="optional")
     async def slow(seconds: float) -> str:
         await asyncio.sleep(seconds)

@@ -174,14 +174,15 @@ def test_a_task_is_linked_to_the_call_that_made_it(otel: Telemetry) -> None:
     assert clients and all(s["links"][0]["span_id"] == outer["span_id"] for s in clients)
 
 
-def test_handler_spans_nest_under_the_server_span(otel: Telemetry) -> None:
+@pytest.mark.parametrize("tool", ["nested", "nested_sync"])
+def test_handler_spans_nest_under_the_server_span(otel: Telemetry, tool: str) -> None:
     async def main() -> None:
         async with client("modern") as c:
-            await c.call_tool("nested", {"text": "x"})
+            await c.call_tool(tool, {"text": "x"})
 
     run(main())
     spans = otel.spans()
-    _, call = pair(spans, "tools/call nested")
+    _, call = pair(spans, f"tools/call {tool}")
     (inner,) = [s for s in spans if s["name"] == "inner work"]
     assert inner["parent_id"] == call["span_id"]
     assert inner["trace_id"] == call["trace_id"]
