@@ -31,6 +31,7 @@ from mcpgen._server._defs import (
 from mcpgen._server._scopes import RegistryScopes
 from mcpgen._server._state import Sealer
 from mcpgen.stores import Bus, KeyRing, TaskStore
+from mcpgen.telemetry import session_class
 from mcpgen.transports._lifespan import Lifespan, LifespanFactory, StartupError
 from mcpgen.transports._workers import ThreadRunner
 from mcpgen_types import latest as t
@@ -108,9 +109,10 @@ class Server:
 
     `redis` (or `MCPGEN_REDIS_URL`): a Redis URL (or `mcpgen.stores.redis.RedisStores`,
     e.g. with a key prefix of its own) puts legacy sessions, SSE events, tasks and the
-    bus there (`mcpgen.stores.redis`, the `redis` extra), so any worker
-    serves any request; every worker then needs the same `MCPGEN_STATE_KEYS` (or
-    `state_keys`/`keys`). Startup fails with the reason when Redis does not answer.
+    bus there (`mcpgen.stores.redis`, the `redis` extra), so any worker serves any
+    request; every worker then needs the same `MCPGEN_STATE_KEYS` (or `state_keys`/`keys`).
+    Startup fails with the reason when Redis does not answer. `telemetry=True` (or
+    `MCPGEN_OTEL=1`): OpenTelemetry spans and metrics (`mcpgen.telemetry`).
     """
 
     def __init__(
@@ -138,6 +140,7 @@ class Server:
         sync_workers: int | None = None,
         lifespan: LifespanFactory | None = None,
         redis: str | RedisStores | None = None,
+        telemetry: bool | None = None,
     ) -> None:
         if page_size < 1:
             raise ConfigurationError("page_size must be at least 1")
@@ -146,13 +149,11 @@ class Server:
         )
         self._task_poll_ms = _ms(task_poll_seconds, "task_poll_seconds")
         self.info = t.Implementation(
-            name=name,
-            version=version,
-            title=title if title is not None else UNSET,
+            name=name, version=version, title=title if title is not None else UNSET,
             description=description if description is not None else UNSET,
             website_url=website_url if website_url is not None else UNSET,
             icons=icons if icons is not None else UNSET,
-        )
+        )  # fmt: skip
         self.instructions = instructions
         self._page_size = page_size
         self._cache = dict(cache or {})
@@ -178,6 +179,7 @@ class Server:
         self._lifespan_value: Any = None
         # Found by the transports (`lifespan_of`): they hold it while they serve.
         self.lifecycle = None if lifespan is None else Lifespan(lifespan, self, self._entered)
+        self._session_type = session_class(telemetry)
 
     # -- the core --------------------------------------------------------------------------
     @property
@@ -213,7 +215,7 @@ class Server:
 
     def session(self, channel: Channel | None = None) -> Session:
         """A new connection-scoped protocol session (transports call this)."""
-        return Session(self.core, channel)
+        return self._session_type(self.core, channel)
 
     def freeze(self) -> None:
         """Build the core now, freezing the registry snapshot (an HTTP app does this at

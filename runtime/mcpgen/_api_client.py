@@ -34,6 +34,7 @@ from mcpgen._client._cache import CacheKey, ResultCache
 from mcpgen._connection import Connection, Era, Note, log
 from mcpgen._errors import ConfigurationError, McpError
 from mcpgen._listen import session_notifications, subscription
+from mcpgen.telemetry import instrument_client
 from mcpgen.transports._link_base import Link
 from mcpgen.transports._links import HttpLink, MemoryLink, SseLink, StdioLink
 from mcpgen.transports._port import ServerPort
@@ -52,6 +53,7 @@ class Client:
     It holds a `Connection` (the I/O), a `Tasks` helper (the task requests), its
     callbacks and its result cache. `verdicts`: where era probes' verdicts are cached
     (each trusted for its TTL); by default one cache shared by the process.
+    `telemetry=True` (or `MCPGEN_OTEL=1`): OpenTelemetry spans and metrics.
     """
 
     def __init__(
@@ -72,6 +74,7 @@ class Client:
         max_rounds: int = 8,
         cache: bool = True,
         verdicts: VerdictCache | None = None,
+        telemetry: bool | None = None,
     ) -> None:
         self.callbacks = cb.Callbacks(
             on_elicitation=on_elicitation,
@@ -89,18 +92,13 @@ class Client:
         )
         self.cache = ResultCache(cache)
         self.connection = Connection(
-            link,
-            core,
-            self.callbacks,
-            self.cache,
+            link, core, self.callbacks, self.cache,
             shared_verdicts() if verdicts is None else verdicts,
-            era=era,
-            timeout=timeout,
-            probe_timeout=probe_timeout,
-            max_rounds=max_rounds,
-        )
+            era=era, timeout=timeout, probe_timeout=probe_timeout, max_rounds=max_rounds,
+        )  # fmt: skip
         self.connection.refresh_tools = self._refresh_tools
         self.tasks = Tasks(self.connection, self.callbacks)
+        instrument_client(self.connection, telemetry)  # a no-op unless telemetry is on
 
     # -- construction -----------------------------------------------------------------------------
     @classmethod

@@ -34,3 +34,4 @@ class ClientOptions(TypedDict, total=False):
     max_rounds: int
     cache: bool
     verdicts: VerdictCache | None
+    telemetry: bool | None
