@@ -107,7 +107,7 @@ def instrument(connection: Connection) -> None:
         finally:
             current_request.reset(mark)
         answer = _answer(incoming)
-        if answer.result is not None:
+        if answer.result is not None and op.ctx is not None:
             _book.put(answer.result.request_state, op.span)
             _book.put(answer.result.task_id, op.span)
         op.end_with(answer)
@@ -138,7 +138,7 @@ def instrument(connection: Connection) -> None:
         attrs = _session_attrs(connection, dict(transport))
         parent = remote_parent(env.params.meta) if env.params is not None else None
         op = Operation(env, SpanKind.SERVER, parent, [], attrs, SERVER_OPERATIONS)
-        token = otel_context.attach(op.ctx)
+        token = otel_context.attach(op.ctx) if op.ctx is not None else None
         mark = current_request.set((op.method, op.rid))
         try:
             await serve(incoming)
@@ -147,7 +147,8 @@ def instrument(connection: Connection) -> None:
             raise
         finally:
             current_request.reset(mark)
-            otel_context.detach(token)
+            if token is not None:
+                otel_context.detach(token)
         op.end(None, None)
 
     async def traced_close() -> None:
