@@ -47,6 +47,7 @@ __all__ = [
     "Params",
     "ReplyError",
     "current_request",
+    "glance",
     "inject_meta",
     "install_log_context",
     "notable",
@@ -188,6 +189,50 @@ def probe(frame: bytes | str) -> Envelope | None:
         return None
 
 
+class _Trace(msgspec.Struct, gc=False):
+    traceparent: object = None
+    tracestate: object = None
+    baggage: object = None
+
+
+class _GlanceParams(msgspec.Struct, gc=False):
+    meta: _Trace | None = msgspec.field(default=None, name="_meta")
+
+
+class _Glance(msgspec.Struct, gc=False):
+    """What a message needs when nothing records: its method, its id (the log
+    context) and a peer's trace context; the rest of `_meta` is skipped, not built."""
+
+    id: object = None
+    method: object = None
+    params: _GlanceParams | None = None
+
+
+_decode_glance = msgspec.json.Decoder(_Glance).decode
+
+
+def glance(frame: bytes | str) -> tuple[Envelope, Context | None] | None:
+    """`probe` for when nothing records: the frame's method and id, and the remote
+    parent its `_meta` names (None: a batch or anything unreadable)."""
+    try:
+        seen = _decode_glance(frame)
+    except (msgspec.DecodeError, RecursionError):
+        env = probe(frame)  # e.g. a `_meta` that is no object: read as `probe` reads it
+        if env is None:
+            return None
+        return env, remote_parent(env.params.meta) if env.params is not None else None
+    env = Envelope(id=seen.id, method=seen.method)
+    trace_meta = seen.params.meta if seen.params is not None else None
+    if trace_meta is None or trace_meta.traceparent is None:
+        return env, None
+    found = {
+        "traceparent": trace_meta.traceparent,
+        "tracestate": trace_meta.tracestate,
+        "baggage": trace_meta.baggage,
+    }
+    return env, remote_parent(found)
+
+
 def remote_parent(meta: object) -> Context | None:
     """The trace context a peer put in `_meta`; None when there is none or it is
     malformed (then the span starts a trace of its own, never an error)."""
@@ -311,9 +356,13 @@ class Operation:
             # Nothing records spans: only a peer's trace context is worth passing on.
             self.span = INVALID_SPAN
             self.ctx = None
+            self.recording = False
             if parent is not None:
                 self.span = tracer.start_span(method, parent, kind)
                 self.ctx = trace.set_span_in_context(self.span, parent)
+            if self.histogram is None:
+                self.started = 0.0  # never read
+                return
         self.recording = self.span.is_recording()
         self.started = time.perf_counter()
 

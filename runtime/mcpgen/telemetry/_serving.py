@@ -31,6 +31,7 @@ from mcpgen.telemetry._common import (
     LinkBook,
     Operation,
     current_request,
+    glance,
     inject_meta,
     install_log_context,
     metering,
@@ -71,7 +72,13 @@ class TracedSession(Session):
         self.waiting: dict[int, Operation] = {}  # deferred replies, by id(operation)
 
     def receive(self, line: bytes | str, channel: Channel) -> Outcome:
-        env = probe(line)
+        parent: Context | None = None
+        silent = quiet()
+        if silent:
+            seen = glance(line)
+            env, parent = seen if seen is not None else (None, None)
+        else:
+            env = probe(line)
         if env is None or (env.method is None and env.id is None):
             return super().receive(line, channel)
         if type(env.method) is not str:  # a response to one of our requests
@@ -81,7 +88,11 @@ class TracedSession(Session):
             if answered is not None:
                 answered.end_with(env)
             return outcome
-        op = self._start(env, channel)
+        op = (
+            Operation(env, SpanKind.SERVER, parent, [], {}, _operations)
+            if silent
+            else self._start(env, channel)
+        )
         idle = op.ctx is None and op.histogram is None  # only the log context to keep
         tapped = _Tap(channel, self, op) if env.id is not None and not idle else channel
         token = otel_context.attach(op.ctx) if op.ctx is not None else None
@@ -99,8 +110,6 @@ class TracedSession(Session):
     def _start(self, env: Envelope, channel: Channel) -> Operation:
         params = env.params
         parent = remote_parent(params.meta) if params is not None else None
-        if quiet():
-            return Operation(env, SpanKind.SERVER, parent, [], {}, _operations)
         if self.transport is None:
             self.transport = _transport(channel)
         attrs = dict(self.transport)
