@@ -294,11 +294,20 @@ class LinkBook:
         ]
 
 
-# (method, request id) of the message being handled, for log records.
-_request: contextvars.ContextVar[tuple[str, str | None] | None] = contextvars.ContextVar(
-    "mcpgen_request", default=None
+# (method, request id) of the message being handled, for log records; or the frame
+# itself, read only if a record is made (most requests log nothing).
+_request: contextvars.ContextVar[tuple[str, str | None] | bytes | str | None] = (
+    contextvars.ContextVar("mcpgen_request", default=None)
 )
 current_request = _request
+
+
+def _log_fields(frame: bytes | str) -> tuple[str | None, str | None]:
+    seen = glance(frame)
+    if seen is None or type(seen[0].method) is not str:
+        return None, None
+    rid = seen[0].id
+    return seen[0].method, str(rid) if rid is not None and type(rid) is not bool else None
 
 
 class _RequestFilter(logging.Filter):
@@ -307,7 +316,12 @@ class _RequestFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         found = _request.get()
-        record.mcp_method, record.mcp_request_id = found if found is not None else (None, None)
+        fields: tuple[str | None, str | None] = (None, None)
+        if isinstance(found, tuple):
+            fields = found
+        elif found is not None:
+            fields = _log_fields(found)
+        record.mcp_method, record.mcp_request_id = fields
         return True
 
 

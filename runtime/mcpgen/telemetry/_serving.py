@@ -50,6 +50,12 @@ _sessions = SERVER_SESSIONS
 # MRTR rounds (by requestState) and tasks (by task id) of the whole process: a stateless
 # HTTP request gets a fresh session, and the next round may arrive on any of them.
 _book = LinkBook()
+
+
+def _names_a_parent(line: bytes | str) -> bool:
+    return (b'"traceparent"' in line) if type(line) is bytes else ('"traceparent"' in line)
+
+
 install_log_context("mcpgen.server")
 
 
@@ -74,6 +80,8 @@ class TracedSession(Session):
     def receive(self, line: bytes | str, channel: Channel) -> Outcome:
         parent: Context | None = None
         silent = quiet()
+        if silent and not self.outgoing and not _names_a_parent(line):
+            return self._plain(line, channel)
         if silent:
             seen = glance(line)
             env, parent = seen if seen is not None else (None, None)
@@ -88,6 +96,8 @@ class TracedSession(Session):
             if answered is not None:
                 answered.end_with(env)
             return outcome
+        if silent and parent is None:
+            return self._plain(line, channel)
         op = (
             Operation(env, SpanKind.SERVER, parent, [], {}, _operations)
             if silent
@@ -106,6 +116,21 @@ class TracedSession(Session):
         if op.method == "initialize" and self.legacy_version is not None:
             op.note("mcp.protocol.version", self.legacy_version)  # negotiated just now
         return self.settled(op, outcome)
+
+    def _plain(self, line: bytes | str, channel: Channel) -> Outcome:
+        """Nothing records and no peer's trace context to pass on: only the log
+        context, read from the frame if a record is made."""
+        mark = current_request.set(line)
+        try:
+            outcome = super().receive(line, channel)
+        finally:
+            current_request.reset(mark)
+        if type(outcome) is Pending:  # the log context goes with the work
+            seen = glance(line)
+            if seen is not None:
+                op = Operation(seen[0], SpanKind.SERVER, None, [], {}, _operations)
+                outcome.coro = _Watched(outcome.coro, op, self)
+        return outcome
 
     def _start(self, env: Envelope, channel: Channel) -> Operation:
         params = env.params
@@ -224,7 +249,7 @@ class _Watched(Coroutine[Any, Any, Outcome]):
         self.op = op
         self.session = session
         self.token: Token[Context] | None = None
-        self.mark: Token[tuple[str, str | None] | None] | None = None
+        self.mark: Token[tuple[str, str | None] | bytes | str | None] | None = None
 
     def __await__(self) -> Generator[Any, None, Outcome]:
         return self  # an iterator with send and throw is what `await` drives
