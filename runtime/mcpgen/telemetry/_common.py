@@ -118,6 +118,12 @@ def metering() -> bool:
 def quiet() -> bool:
     """Neither spans nor histograms record: the attributes, links and probes only they
     read are not worth computing."""
+    if (
+        not _ENVIRON
+        and getattr(_trace_api, "_TRACER_PROVIDER", 0) is None
+        and getattr(_metrics_api, "_METER_PROVIDER", 0) is None
+    ):
+        return True  # the usual case, without two more calls
     return not tracing() and not metering()
 
 

@@ -78,10 +78,18 @@ class TracedSession(Session):
         self.waiting: dict[int, Operation] = {}  # deferred replies, by id(operation)
 
     def receive(self, line: bytes | str, channel: Channel) -> Outcome:
-        parent: Context | None = None
         silent = quiet()
         if silent and not self.outgoing and not _names_a_parent(line):
-            return self._plain(line, channel)
+            # Only the log context to keep, read from the frame if a record is made.
+            mark = current_request.set(line)
+            try:
+                outcome = Session.receive(self, line, channel)
+            finally:
+                current_request.reset(mark)
+            if type(outcome) is Pending:
+                self._watch(line, outcome)
+            return outcome
+        parent: Context | None = None
         if silent:
             seen = glance(line)
             env, parent = seen if seen is not None else (None, None)
@@ -96,8 +104,6 @@ class TracedSession(Session):
             if answered is not None:
                 answered.end_with(env)
             return outcome
-        if silent and parent is None:
-            return self._plain(line, channel)
         op = (
             Operation(env, SpanKind.SERVER, parent, [], {}, _operations)
             if silent
@@ -117,20 +123,12 @@ class TracedSession(Session):
             op.note("mcp.protocol.version", self.legacy_version)  # negotiated just now
         return self.settled(op, outcome)
 
-    def _plain(self, line: bytes | str, channel: Channel) -> Outcome:
-        """Nothing records and no peer's trace context to pass on: only the log
-        context, read from the frame if a record is made."""
-        mark = current_request.set(line)
-        try:
-            outcome = super().receive(line, channel)
-        finally:
-            current_request.reset(mark)
-        if type(outcome) is Pending:  # the log context goes with the work
-            seen = glance(line)
-            if seen is not None:
-                op = Operation(seen[0], SpanKind.SERVER, None, [], {}, _operations)
-                outcome.coro = _Watched(outcome.coro, op, self)
-        return outcome
+    def _watch(self, line: bytes | str, outcome: Pending) -> None:
+        """The log context goes with pending work (nothing records)."""
+        seen = glance(line)
+        if seen is not None:
+            op = Operation(seen[0], SpanKind.SERVER, None, [], {}, _operations)
+            outcome.coro = _Watched(outcome.coro, op, self)
 
     def _start(self, env: Envelope, channel: Channel) -> Operation:
         params = env.params
