@@ -26,13 +26,12 @@ from mcpgen.telemetry._common import (
     Operation,
     Params,
     ReplyError,
-    current_request,
     inject_meta,
-    install_log_context,
     notable,
     probe,
     remote_parent,
 )
+from mcpgen.telemetry._logs import current_request, install_log_context
 
 __all__ = ["instrument"]
 

@@ -30,10 +30,8 @@ from mcpgen.telemetry._common import (
     Envelope,
     LinkBook,
     Operation,
-    current_request,
     glance,
     inject_meta,
-    install_log_context,
     metering,
     notable,
     probe,
@@ -41,6 +39,7 @@ from mcpgen.telemetry._common import (
     remote_parent,
     tracing,
 )
+from mcpgen.telemetry._logs import current_request, install_log_context
 
 __all__ = ["TracedSession"]
 
