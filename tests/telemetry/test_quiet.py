@@ -77,3 +77,63 @@ def test_nothing_is_computed_when_nothing_records() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+SAMPLED_OUT = """
+import json
+from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+from opentelemetry.trace import NonRecordingSpan
+from mcpgen import Server
+
+def refuse(*args, **kwargs):
+    raise AssertionError("wrote to a span that records nothing")
+
+NonRecordingSpan.set_attribute = refuse
+NonRecordingSpan.set_status = refuse
+trace.set_tracer_provider(TracerProvider(sampler=ALWAYS_OFF))
+reader = InMemoryMetricReader()
+metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
+server = Server("sampled-out", telemetry=True)
+
+@server.tool(threaded=False)
+def boom(text: str) -> str:
+    raise ValueError("no")
+
+class Sink:
+    headers = principal = auth = None
+    def notify(self, frame):
+        pass
+    request = reply = notify
+
+meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}}
+params = {"name": "boom", "arguments": {"text": "x"}, "_meta": meta}
+frame = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+reply = json.loads(server.session().receive(json.dumps(frame).encode(), Sink()))
+assert reply["result"]["isError"] is True, reply
+# The histogram is recorded whatever the sampler decided, with the error type.
+points = [
+    point
+    for resource in reader.get_metrics_data().resource_metrics
+    for scope in resource.scope_metrics
+    for metric in scope.metrics
+    if metric.name == "mcp.server.operation.duration"
+    for point in metric.data.data_points
+]
+assert [dict(p.attributes)["error.type"] for p in points] == ["tool_error"], points
+assert dict(points[0].attributes)["gen_ai.tool.name"] == "boom"
+print("ok")
+"""
+
+
+def test_a_sampled_out_span_is_not_written_but_the_histogram_is() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", SAMPLED_OUT],
+        capture_output=True, text=True, timeout=120, cwd=REPO, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
