@@ -8,6 +8,7 @@ a warm-up, then two dumped segments of N1 and N2 calls: per call = (I2 - I1) / (
 `--http`: the same over Streamable HTTP (uvicorn, one keep-alive connection).
 `--mode api`: telemetry=True with no SDK configured (the API's no-op providers);
 `--mode bare-sdk`: no mcpgen at all, only what the SDK costs per span and record;
+`--mode sampled`: as `sdk`, with ParentBased(TraceIdRatioBased(0.01)) as the sampler;
 `--mode sdk`: telemetry=True with an SDK tracer provider whose exporter drops every
 span and a meter provider with an in-memory reader (the cost of recording, not of
 exporting).
@@ -33,7 +34,7 @@ SERVER = """
 import sys
 from mcpgen import Server
 mode = sys.argv[1]
-if mode == "sdk":
+if mode in ("sdk", "sampled"):
     from opentelemetry import metrics, trace
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -44,7 +45,9 @@ if mode == "sdk":
         def export(self, spans):
             return SpanExportResult.SUCCESS
 
-    provider = TracerProvider()
+    from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased, TraceIdRatioBased
+    sampler = ParentBased(TraceIdRatioBased(0.01)) if mode == "sampled" else ALWAYS_ON
+    provider = TracerProvider(sampler=sampler)
     provider.add_span_processor(SimpleSpanProcessor(Drop()))
     trace.set_tracer_provider(provider)
     metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
@@ -211,7 +214,8 @@ def bare(n1: int, n2: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tree", type=Path)
-    parser.add_argument("--mode", choices=["off", "api", "sdk", "bare-sdk"], default="off")
+    modes = ["off", "api", "sdk", "sampled", "bare-sdk"]
+    parser.add_argument("--mode", choices=modes, default="off")
     parser.add_argument("--http", action="store_true", help="Streamable HTTP, not stdio")
     parser.add_argument("--n1", type=int, default=500)
     parser.add_argument("--n2", type=int, default=2000)

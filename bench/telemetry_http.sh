@@ -12,7 +12,7 @@ export MCP_HEADERS=$'Content-Type: application/json\nAccept: application/json, t
 server='
 import sys
 mode = sys.argv[1]
-if mode == "sdk":
+if mode in ("sdk", "sampled"):
     from opentelemetry import metrics, trace
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -21,7 +21,9 @@ if mode == "sdk":
     class Drop(SpanExporter):
         def export(self, spans):
             return SpanExportResult.SUCCESS
-    provider = TracerProvider()
+    from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased, TraceIdRatioBased
+    sampler = ParentBased(TraceIdRatioBased(0.01)) if mode == "sampled" else ALWAYS_ON
+    provider = TracerProvider(sampler=sampler)
     provider.add_span_processor(SimpleSpanProcessor(Drop()))
     trace.set_tracer_provider(provider)
     metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
@@ -34,7 +36,7 @@ server.run("http", port=int(sys.argv[2]))
 '
 port=18931
 for round in $(seq "$rounds"); do
-  for mode in off api sdk; do
+  for mode in ${MODES:-off api sdk sampled}; do
     MCPGEN_OTEL= "$python" -c "$server" "$mode" "$port" 2>/dev/null &
     pid=$!
     for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/mcp" && break; sleep 0.1; done

@@ -26,13 +26,12 @@ from mcpgen.telemetry._common import (
     Operation,
     Params,
     ReplyError,
-    current_request,
     inject_meta,
-    install_log_context,
     notable,
     probe,
     remote_parent,
 )
+from mcpgen.telemetry._logs import current_request, install_log_context
 
 __all__ = ["instrument"]
 
@@ -107,7 +106,7 @@ def instrument(connection: Connection) -> None:
         finally:
             current_request.reset(mark)
         answer = _answer(incoming)
-        if answer.result is not None:
+        if answer.result is not None and op.ctx is not None:
             _book.put(answer.result.request_state, op.span)
             _book.put(answer.result.task_id, op.span)
         op.end_with(answer)
@@ -138,7 +137,7 @@ def instrument(connection: Connection) -> None:
         attrs = _session_attrs(connection, dict(transport))
         parent = remote_parent(env.params.meta) if env.params is not None else None
         op = Operation(env, SpanKind.SERVER, parent, [], attrs, SERVER_OPERATIONS)
-        token = otel_context.attach(op.ctx)
+        token = otel_context.attach(op.ctx) if op.ctx is not None else None
         mark = current_request.set((op.method, op.rid))
         try:
             await serve(incoming)
@@ -147,7 +146,8 @@ def instrument(connection: Connection) -> None:
             raise
         finally:
             current_request.reset(mark)
-            otel_context.detach(token)
+            if token is not None:
+                otel_context.detach(token)
         op.end(None, None)
 
     async def traced_close() -> None:

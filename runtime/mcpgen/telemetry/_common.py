@@ -8,17 +8,29 @@ by the decoder and never reach a span or a log record.
 
 from __future__ import annotations
 
-import contextvars
-import logging
+import os
 import time
 from collections import OrderedDict
 from typing import Any, Final
 
 import msgspec
 from opentelemetry import metrics, trace
+from opentelemetry import trace as _trace_api
 from opentelemetry.context import Context
+from opentelemetry.metrics import _internal as _metrics_api
+from opentelemetry.metrics._internal import _ProxyMeterProvider
 from opentelemetry.propagate import extract, inject
-from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, StatusCode
+from opentelemetry.trace import (
+    INVALID_SPAN,
+    Link,
+    NoOpTracerProvider,
+    ProxyTracerProvider,
+    Span,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+)
 
 from mcpgen import _protocol as proto
 
@@ -32,11 +44,11 @@ __all__ = [
     "Operation",
     "Params",
     "ReplyError",
-    "current_request",
+    "glance",
     "inject_meta",
-    "install_log_context",
     "notable",
     "probe",
+    "quiet",
     "remote_parent",
 ]
 
@@ -67,6 +79,48 @@ def notable(reply: bytes) -> bool:
 
 tracer = trace.get_tracer(SCOPE)
 _meter = metrics.get_meter(SCOPE)
+# Until an application sets real providers, the API's proxies stand in and record
+# nothing; a global provider is set once, so a real one, once seen, stays. Asking the
+# API for its provider reads the environment each time (a provider may be named
+# there); the module variable it fills answers first, when the API still has it.
+_NOOP_TRACING: Final = (ProxyTracerProvider, NoOpTracerProvider)
+_NOOP_METERING: Final = (metrics.NoOpMeterProvider, _ProxyMeterProvider)
+_BY_ENV: Final = ("OTEL_PYTHON_TRACER_PROVIDER", "OTEL_PYTHON_METER_PROVIDER")
+# Read once: the environment names a provider before the application starts, if at all.
+_ENVIRON: Final = frozenset(name for name in _BY_ENV if name in os.environ)
+_live = [False, False]  # [tracing, metering]
+
+
+def tracing() -> bool:
+    """Whether spans may record (a real tracer provider is set)."""
+    if _live[0]:
+        return True
+    if getattr(_trace_api, "_TRACER_PROVIDER", 0) is None and _BY_ENV[0] not in _ENVIRON:
+        return False
+    _live[0] = not isinstance(trace.get_tracer_provider(), _NOOP_TRACING)
+    return _live[0]
+
+
+def metering() -> bool:
+    """Whether histograms record (a real meter provider is set)."""
+    if _live[1]:
+        return True
+    if getattr(_metrics_api, "_METER_PROVIDER", 0) is None and _BY_ENV[1] not in _ENVIRON:
+        return False
+    _live[1] = not isinstance(metrics.get_meter_provider(), _NOOP_METERING)
+    return _live[1]
+
+
+def quiet() -> bool:
+    """Neither spans nor histograms record: the attributes, links and probes only they
+    read are not worth computing."""
+    if (
+        not _ENVIRON
+        and getattr(_trace_api, "_TRACER_PROVIDER", 0) is None
+        and getattr(_metrics_api, "_METER_PROVIDER", 0) is None
+    ):
+        return True  # the usual case, without two more calls
+    return not tracing() and not metering()
 
 
 def histogram(name: str, description: str) -> metrics.Histogram:
@@ -137,6 +191,50 @@ def probe(frame: bytes | str) -> Envelope | None:
         return None
 
 
+class _Trace(msgspec.Struct, gc=False):
+    traceparent: object = None
+    tracestate: object = None
+    baggage: object = None
+
+
+class _GlanceParams(msgspec.Struct, gc=False):
+    meta: _Trace | None = msgspec.field(default=None, name="_meta")
+
+
+class _Glance(msgspec.Struct, gc=False):
+    """What a message needs when nothing records: its method, its id (the log
+    context) and a peer's trace context; the rest of `_meta` is skipped, not built."""
+
+    id: object = None
+    method: object = None
+    params: _GlanceParams | None = None
+
+
+_decode_glance = msgspec.json.Decoder(_Glance).decode
+
+
+def glance(frame: bytes | str) -> tuple[Envelope, Context | None] | None:
+    """`probe` for when nothing records: the frame's method and id, and the remote
+    parent its `_meta` names (None: a batch or anything unreadable)."""
+    try:
+        seen = _decode_glance(frame)
+    except (msgspec.DecodeError, RecursionError):
+        env = probe(frame)  # e.g. a `_meta` that is no object: read as `probe` reads it
+        if env is None:
+            return None
+        return env, remote_parent(env.params.meta) if env.params is not None else None
+    env = Envelope(id=seen.id, method=seen.method)
+    trace_meta = seen.params.meta if seen.params is not None else None
+    if trace_meta is None or trace_meta.traceparent is None:
+        return env, None
+    found = {
+        "traceparent": trace_meta.traceparent,
+        "tracestate": trace_meta.tracestate,
+        "baggage": trace_meta.baggage,
+    }
+    return env, remote_parent(found)
+
+
 def remote_parent(meta: object) -> Context | None:
     """The trace context a peer put in `_meta`; None when there is none or it is
     malformed (then the span starts a trace of its own, never an error)."""
@@ -154,8 +252,9 @@ def remote_parent(meta: object) -> Context | None:
     return ctx
 
 
-def inject_meta(frame: bytes, ctx: Context) -> bytes:
-    """`frame` with the W3C trace context of `ctx` in `params._meta`."""
+def inject_meta(frame: bytes, ctx: Context | None) -> bytes:
+    """`frame` with the W3C trace context of `ctx` (None: the current one) in
+    `params._meta`."""
     message = _decode_any(frame)
     if type(message) is not dict:
         return frame
@@ -197,37 +296,12 @@ class LinkBook:
         ]
 
 
-# (method, request id) of the message being handled, for log records.
-_request: contextvars.ContextVar[tuple[str, str | None] | None] = contextvars.ContextVar(
-    "mcpgen_request", default=None
-)
-current_request = _request
-
-
-class _RequestFilter(logging.Filter):
-    """Adds `mcp_method` and `mcp_request_id` to every record (None outside a
-    request); never arguments or results."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        found = _request.get()
-        record.mcp_method, record.mcp_request_id = found if found is not None else (None, None)
-        return True
-
-
-_FILTER = _RequestFilter()
-
-
-def install_log_context(logger_name: str) -> None:
-    """Give the `logger_name` logger's records the current request (once)."""
-    logger = logging.getLogger(logger_name)
-    if _FILTER not in logger.filters:
-        logger.addFilter(_FILTER)
-
-
 class Operation:
     """One message's span and its duration measurement, from start to `end`."""
 
-    __slots__ = ("attrs", "ctx", "done", "histogram", "method", "rid", "span", "started")
+    __slots__ = (
+        "attrs", "ctx", "done", "histogram", "method", "recording", "rid", "span", "started"
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -240,12 +314,40 @@ class Operation:
     ) -> None:
         method = env.method if type(env.method) is str else ""
         self.method = method
-        attrs["mcp.method.name"] = method
-        name = method
-        params = env.params
         self.rid: str | None = None
         if env.id is not None and type(env.id) is not bool:
-            self.rid = attrs["jsonrpc.request.id"] = str(env.id)
+            self.rid = str(env.id)
+        self.done = False
+        self.attrs = attrs
+        self.histogram: metrics.Histogram | None = meter if metering() else None
+        self.ctx: Context | None
+        if tracing():
+            name = self._describe(env, attrs)
+            self.span = tracer.start_span(name, parent, kind, attrs, links)
+            self.ctx = trace.set_span_in_context(self.span, parent)
+        else:
+            if self.histogram is not None:
+                self._describe(env, attrs)
+            # Nothing records spans: only a peer's trace context is worth passing on.
+            self.span = INVALID_SPAN
+            self.ctx = None
+            self.recording = False
+            if parent is not None:
+                self.span = tracer.start_span(method, parent, kind)
+                self.ctx = trace.set_span_in_context(self.span, parent)
+            if self.histogram is None:
+                self.started = 0.0  # never read
+                return
+        self.recording = self.span.is_recording()
+        self.started = time.perf_counter()
+
+    def _describe(self, env: Envelope, attrs: dict[str, Any]) -> str:
+        """Fill `attrs` with what the conventions ask of this message; the span name."""
+        method = name = self.method
+        attrs["mcp.method.name"] = method
+        if self.rid is not None:
+            attrs["jsonrpc.request.id"] = self.rid
+        params = env.params
         if params is not None:
             target_key = TARGETS.get(method)
             if target_key is not None and type(params.name) is str:
@@ -262,17 +364,13 @@ class Operation:
                 version = meta.get(proto.META_VERSION)
                 if type(version) is str:
                     attrs["mcp.protocol.version"] = version
-        self.attrs = attrs
-        self.histogram = meter
-        self.span = tracer.start_span(name, parent, kind, attrs, links)
-        self.ctx = trace.set_span_in_context(self.span, parent)
-        self.done = False
-        self.started = time.perf_counter()
+        return name
 
     def note(self, key: str, value: str) -> None:
         """An attribute learnt after the start (the version a handshake negotiated)."""
         self.attrs[key] = value
-        self.span.set_attribute(key, value)
+        if self.recording:
+            self.span.set_attribute(key, value)
 
     def end_with(self, reply: Envelope | None) -> None:
         """End with the reply the peer gets (None: a notification or no answer)."""
@@ -293,15 +391,20 @@ class Operation:
         if self.done:
             return
         self.done = True
-        span, attrs = self.span, self.attrs
+        span, attrs, recording = self.span, self.attrs, self.recording
         if error_type is not None:
             attrs["error.type"] = error_type
-            span.set_attribute("error.type", error_type)
+            if recording:
+                span.set_attribute("error.type", error_type)
             if status_code is not None:
                 attrs["rpc.response.status_code"] = status_code
-                span.set_attribute("rpc.response.status_code", status_code)
-            span.set_status(Status(StatusCode.ERROR, text))
+                if recording:
+                    span.set_attribute("rpc.response.status_code", status_code)
+            if recording:
+                span.set_status(Status(StatusCode.ERROR, text))
         span.end()
+        if self.histogram is None:
+            return
         elapsed = time.perf_counter() - self.started
         for key in SPAN_ONLY:  # the span has its copy; what is left is the metric's
             attrs.pop(key, None)
@@ -309,6 +412,6 @@ class Operation:
 
     def failed(self, exc: BaseException) -> None:
         """End with an exception that escaped (a cancellation, a transport failure)."""
-        if not self.done and not isinstance(exc, GeneratorExit):
+        if self.recording and not self.done and not isinstance(exc, GeneratorExit):
             self.span.record_exception(exc)
         self.end(type(exc).__qualname__, str(exc) or None)

@@ -30,13 +30,16 @@ from mcpgen.telemetry._common import (
     Envelope,
     LinkBook,
     Operation,
-    current_request,
+    glance,
     inject_meta,
-    install_log_context,
+    metering,
     notable,
     probe,
+    quiet,
     remote_parent,
+    tracing,
 )
+from mcpgen.telemetry._logs import current_request, install_log_context
 
 __all__ = ["TracedSession"]
 
@@ -46,6 +49,12 @@ _sessions = SERVER_SESSIONS
 # MRTR rounds (by requestState) and tasks (by task id) of the whole process: a stateless
 # HTTP request gets a fresh session, and the next round may arrive on any of them.
 _book = LinkBook()
+
+
+def _names_a_parent(line: bytes | str) -> bool:
+    return (b'"traceparent"' in line) if type(line) is bytes else ('"traceparent"' in line)
+
+
 install_log_context("mcpgen.server")
 
 
@@ -68,7 +77,23 @@ class TracedSession(Session):
         self.waiting: dict[int, Operation] = {}  # deferred replies, by id(operation)
 
     def receive(self, line: bytes | str, channel: Channel) -> Outcome:
-        env = probe(line)
+        silent = quiet()
+        if silent and not self.outgoing and not _names_a_parent(line):
+            # Only the log context to keep, read from the frame if a record is made.
+            mark = current_request.set(line)
+            try:
+                outcome = Session.receive(self, line, channel)
+            finally:
+                current_request.reset(mark)
+            if type(outcome) is Pending:
+                self._watch(line, outcome)
+            return outcome
+        parent: Context | None = None
+        if silent:
+            seen = glance(line)
+            env, parent = seen if seen is not None else (None, None)
+        else:
+            env = probe(line)
         if env is None or (env.method is None and env.id is None):
             return super().receive(line, channel)
         if type(env.method) is not str:  # a response to one of our requests
@@ -78,20 +103,35 @@ class TracedSession(Session):
             if answered is not None:
                 answered.end_with(env)
             return outcome
-        op = self._start(env, channel)
-        tapped = _Tap(channel, self, op) if env.id is not None else channel
-        token = otel_context.attach(op.ctx)
+        op = (
+            Operation(env, SpanKind.SERVER, parent, [], {}, _operations)
+            if silent
+            else self._start(env, channel)
+        )
+        idle = op.ctx is None and op.histogram is None  # only the log context to keep
+        tapped = _Tap(channel, self, op) if env.id is not None and not idle else channel
+        token = otel_context.attach(op.ctx) if op.ctx is not None else None
         mark = current_request.set((op.method, op.rid))
         try:
             outcome = super().receive(line, tapped)
         finally:
             current_request.reset(mark)
-            otel_context.detach(token)
+            if token is not None:
+                otel_context.detach(token)
         if op.method == "initialize" and self.legacy_version is not None:
             op.note("mcp.protocol.version", self.legacy_version)  # negotiated just now
         return self.settled(op, outcome)
 
+    def _watch(self, line: bytes | str, outcome: Pending) -> None:
+        """The log context goes with pending work (nothing records)."""
+        seen = glance(line)
+        if seen is not None:
+            op = Operation(seen[0], SpanKind.SERVER, None, [], {}, _operations)
+            outcome.coro = _Watched(outcome.coro, op, self)
+
     def _start(self, env: Envelope, channel: Channel) -> Operation:
+        params = env.params
+        parent = remote_parent(params.meta) if params is not None else None
         if self.transport is None:
             self.transport = _transport(channel)
         attrs = dict(self.transport)
@@ -101,8 +141,8 @@ class TracedSession(Session):
             sid = channel.headers.get("mcp-session-id") if channel.headers else None
             if sid:
                 attrs["mcp.session.id"] = sid
-        params = env.params
-        parent = remote_parent(params.meta) if params is not None else None
+        if not tracing():
+            return Operation(env, SpanKind.SERVER, parent, [], attrs, _operations)
         links = _book.links(env)
         ambient = trace.get_current_span().get_span_context()
         if ambient.is_valid:  # e.g. an HTTP server span around us: a link, not the parent
@@ -122,15 +162,19 @@ class TracedSession(Session):
         return outcome
 
     def ended(self, op: Operation, reply: bytes) -> None:
+        if op.histogram is None and op.ctx is None:  # nothing to read the reply for
+            op.end(None, None)
+            self.waiting.pop(id(op), None)
+            return
         # Most replies are plain successes: decode only those that may say more.
         found = probe(reply) if notable(reply) else None
-        if found is not None and found.result is not None:
+        if found is not None and found.result is not None and op.ctx is not None:
             _book.put(found.result.request_state, op.span)
             _book.put(found.result.task_id, op.span)
         op.end_with(found)
         self.waiting.pop(id(op), None)
 
-    def request_out(self, frame: bytes, parent: Context) -> bytes:
+    def request_out(self, frame: bytes, parent: Context | None) -> bytes:
         """A server-to-client request (legacy sessions): a CLIENT span until the client
         answers, under the span of the request that asked; the frame to send, with the
         span's trace context in its `_meta`."""
@@ -141,8 +185,10 @@ class TracedSession(Session):
         if self.legacy_version is not None:
             attrs["mcp.protocol.version"] = self.legacy_version
         op = Operation(env, SpanKind.CLIENT, parent, [], attrs, _client_operations)
+        if op.ctx is None and op.histogram is None:
+            return frame
         self.outgoing[env.id] = op  # type: ignore[index]  # checked just above
-        return inject_meta(frame, op.ctx)
+        return inject_meta(frame, op.ctx) if op.ctx is not None else frame
 
     def close(self) -> None:
         super().close()
@@ -153,7 +199,8 @@ class TracedSession(Session):
         version = self.legacy_version
         if version is not None:
             attrs = {"mcp.protocol.version": version, **(self.transport or {})}
-            _sessions.record(time.perf_counter() - self.started, attrs)
+            if metering():
+                _sessions.record(time.perf_counter() - self.started, attrs)
 
 
 class _Tap(Channel):
@@ -199,7 +246,7 @@ class _Watched(Coroutine[Any, Any, Outcome]):
         self.op = op
         self.session = session
         self.token: Token[Context] | None = None
-        self.mark: Token[tuple[str, str | None] | None] | None = None
+        self.mark: Token[tuple[str, str | None] | bytes | str | None] | None = None
 
     def __await__(self) -> Generator[Any, None, Outcome]:
         return self  # an iterator with send and throw is what `await` drives
@@ -224,8 +271,9 @@ class _Watched(Coroutine[Any, Any, Outcome]):
         self.op.end("cancelled", "the request was cancelled")
 
     def _step(self, fn: Any, value: Any) -> Any:
-        if self.token is None:
-            self.token = otel_context.attach(self.op.ctx)
+        if self.mark is None:
+            if self.op.ctx is not None:
+                self.token = otel_context.attach(self.op.ctx)
             self.mark = current_request.set((self.op.method, self.op.rid))
         try:
             return fn(value)
@@ -239,8 +287,10 @@ class _Watched(Coroutine[Any, Any, Outcome]):
             raise
 
     def _leave(self) -> None:
-        if self.token is not None and self.mark is not None:
+        if self.mark is not None:
             current_request.reset(self.mark)
+            self.mark = None
+        if self.token is not None:
             otel_context.detach(self.token)
             self.token = None
 
