@@ -15,8 +15,7 @@ from mcpgen._api_registry import (
     with_resource,
     with_template,
     with_tool,
-    without_resource,
-    without_tool,
+    without,
 )
 from mcpgen._api_run import run_http, run_stdio
 from mcpgen._api_setup import milliseconds, redis_stores, worker_threads
@@ -222,7 +221,7 @@ class Server:
         self._swap(TOOLS, with_tool(self._registry, fn, options))
 
     def remove_tool(self, name: str) -> None:
-        self._swap(TOOLS, without_tool(self._registry, name))
+        self._swap(TOOLS, without(self._registry, "tools", name, "tool"))
 
     # -- resources ---------------------------------------------------------------------------
     def resource(self, uri: str, **options: Unpack[ResourceOptions]) -> Callable[[F], F]:
@@ -243,7 +242,7 @@ class Server:
         self._swap(RESOURCES, with_resource(self._registry, uri, None, options, content))
 
     def remove_resource(self, uri: str) -> None:
-        self._swap(RESOURCES, without_resource(self._registry, uri))
+        self._swap(RESOURCES, without(self._registry, "resources", uri, "resource"))
 
     def resource_template(
         self, uri_template: str, **options: Unpack[TemplateOptions]

@@ -376,13 +376,6 @@ class Client:
         stop iterating. Modern: `subscriptions/listen`; legacy: session notifications.
         `task_ids` (modern only): `notifications/tasks` (TaskStatusNotification) for
         those tasks, each carrying the task's whole status."""
-        found = changes(
-            self.connection,
-            tools=tools,
-            prompts=prompts,
-            resources=resources,
-            resource_uris=resource_uris,
-            task_ids=task_ids,
-        )
-        async for note in found:
+        wanted = (tools, prompts, resources, resource_uris, task_ids)
+        async for note in changes(self.connection, *wanted):
             yield note

@@ -34,8 +34,7 @@ __all__ = [
     "with_resource",
     "with_template",
     "with_tool",
-    "without_resource",
-    "without_tool",
+    "without",
 ]
 
 
@@ -44,13 +43,6 @@ def with_tool(registry: Registry, fn: Callable[..., Any], options: ToolOptions) 
     if tool.name in registry.tools:
         raise ConfigurationError(f"tool {tool.name!r} is registered twice")
     return msgspec.structs.replace(registry, tools={**registry.tools, tool.name: tool})
-
-
-def without_tool(registry: Registry, name: str) -> Registry:
-    tools = dict(registry.tools)
-    if tools.pop(name, None) is None:
-        raise ConfigurationError(f"no tool {name!r}")
-    return msgspec.structs.replace(registry, tools=tools)
 
 
 def with_resource(
@@ -68,11 +60,12 @@ def with_resource(
     return msgspec.structs.replace(registry, resources=resources)
 
 
-def without_resource(registry: Registry, uri: str) -> Registry:
-    resources = dict(registry.resources)
-    if resources.pop(uri, None) is None:
-        raise ConfigurationError(f"no resource {uri!r}")
-    return msgspec.structs.replace(registry, resources=resources)
+def without(registry: Registry, field: str, key: str, what: str) -> Registry:
+    """The registry without the `what` (tool, resource) under `key` in its `field`."""
+    entries = dict(getattr(registry, field))
+    if entries.pop(key, None) is None:
+        raise ConfigurationError(f"no {what} {key!r}")
+    return msgspec.structs.replace(registry, **{field: entries})
 
 
 def with_template(

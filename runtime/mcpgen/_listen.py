@@ -21,7 +21,6 @@ __all__ = ["changes", "session_notifications", "subscription"]
 
 def changes(
     connection: Connection,
-    *,
     tools: bool,
     prompts: bool,
     resources: bool,
