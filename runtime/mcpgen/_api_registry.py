@@ -38,11 +38,17 @@ __all__ = [
 ]
 
 
+def _with(registry: Registry, field: str, key: str, entry: Any, what: str) -> Registry:
+    """The registry with `entry` under `key` in its `field`, which must not hold one."""
+    entries = getattr(registry, field)
+    if key in entries:
+        raise ConfigurationError(f"{what} {key!r} is registered twice")
+    return msgspec.structs.replace(registry, **{field: {**entries, key: entry}})
+
+
 def with_tool(registry: Registry, fn: Callable[..., Any], options: ToolOptions) -> Registry:
     tool = build_tool(fn, Context, **options)
-    if tool.name in registry.tools:
-        raise ConfigurationError(f"tool {tool.name!r} is registered twice")
-    return msgspec.structs.replace(registry, tools={**registry.tools, tool.name: tool})
+    return _with(registry, "tools", tool.name, tool, "tool")
 
 
 def with_resource(
@@ -54,10 +60,7 @@ def with_resource(
 ) -> Registry:
     """A resource read by `fn`, or (`fn` None) the `static` text or bytes."""
     resource = build_resource(uri, fn, Context, static=static, **options)
-    if resource.uri in registry.resources:
-        raise ConfigurationError(f"resource {resource.uri!r} is registered twice")
-    resources = {**registry.resources, resource.uri: resource}
-    return msgspec.structs.replace(registry, resources=resources)
+    return _with(registry, "resources", resource.uri, resource, "resource")
 
 
 def without(registry: Registry, field: str, key: str, what: str) -> Registry:
@@ -79,9 +82,7 @@ def with_template(
 
 def with_prompt(registry: Registry, fn: Callable[..., Any], options: PromptOptions) -> Registry:
     prompt = build_prompt(fn, Context, **options)
-    if prompt.name in registry.prompts:
-        raise ConfigurationError(f"prompt {prompt.name!r} is registered twice")
-    return msgspec.structs.replace(registry, prompts={**registry.prompts, prompt.name: prompt})
+    return _with(registry, "prompts", prompt.name, prompt, "prompt")
 
 
 def with_completion(
