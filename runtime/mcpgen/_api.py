@@ -3,37 +3,31 @@
 from __future__ import annotations
 
 import asyncio
-import logging
-import os
-import sys
 from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
 
 import msgspec
 from msgspec import UNSET
 
+from mcpgen._api_registry import (
+    with_completion,
+    with_prompt,
+    with_resource,
+    with_template,
+    with_tool,
+    without,
+)
+from mcpgen._api_run import run_http, run_stdio
+from mcpgen._api_setup import milliseconds, redis_stores, worker_threads
 from mcpgen._errors import ConfigurationError
 from mcpgen._server import CacheHint, Channel, Registry, ServerCore, Session
 from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, ChangeEvent
-from mcpgen._server._context import Context
-from mcpgen._server._defs import (
-    PromptOptions,
-    ResourceDef,
-    ResourceOptions,
-    TemplateOptions,
-    ToolOptions,
-    build_completion,
-    build_prompt,
-    build_resource,
-    build_template,
-    build_tool,
-)
+from mcpgen._server._defs import PromptOptions, ResourceOptions, TemplateOptions, ToolOptions
 from mcpgen._server._scopes import RegistryScopes
 from mcpgen._server._state import Sealer
 from mcpgen.stores import Bus, KeyRing, TaskStore
 from mcpgen.telemetry import session_class
-from mcpgen.transports._lifespan import Lifespan, LifespanFactory, StartupError
-from mcpgen.transports._workers import ThreadRunner
+from mcpgen.transports._lifespan import Lifespan, LifespanFactory
 from mcpgen_types import latest as t
 
 if TYPE_CHECKING:
@@ -43,39 +37,9 @@ if TYPE_CHECKING:
 __all__ = ["Server"]
 
 
-def _event_loop_runner() -> Callable[[Any], Any]:
-    """asyncio.run, on uvloop when it is installed (faster pipes and sockets)."""
-    try:
-        import uvloop  # noqa: PLC0415 (optional: the http extra)
-    except ImportError:
-        return asyncio.run
-    return uvloop.run
-
-
 def _spawn(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
     """How the core starts a task's work: an asyncio task on the running loop."""
     return asyncio.ensure_future(coro)
-
-
-def _redis_stores(url: str | RedisStores | None, keyed: bool) -> RedisStores | None:
-    """The Redis stores of `url` (or `MCPGEN_REDIS_URL`), None for in-memory ones."""
-    url = url or os.environ.get("MCPGEN_REDIS_URL") or None
-    if url is None:
-        return None
-    if not keyed and not os.environ.get("MCPGEN_STATE_KEYS"):
-        raise ConfigurationError(
-            "workers sharing Redis must share their state keys: set MCPGEN_STATE_KEYS "
-            "(or pass state_keys or keys)"
-        )
-    from mcpgen.stores.redis import RedisStores  # noqa: PLC0415 (the redis extra)
-
-    return url if isinstance(url, RedisStores) else RedisStores.from_url(url)
-
-
-def _ms(seconds: float, what: str) -> int:
-    if seconds <= 0:
-        raise ConfigurationError(f"{what} must be positive")
-    return max(1, round(seconds * 1000))
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -145,15 +109,17 @@ class Server:
         if page_size < 1:
             raise ConfigurationError("page_size must be at least 1")
         self._task_ttl_ms = (
-            None if task_ttl_seconds is None else _ms(task_ttl_seconds, "task_ttl_seconds")
+            None if task_ttl_seconds is None else milliseconds(task_ttl_seconds, "task_ttl_seconds")
         )
-        self._task_poll_ms = _ms(task_poll_seconds, "task_poll_seconds")
+        self._task_poll_ms = milliseconds(task_poll_seconds, "task_poll_seconds")
         self.info = t.Implementation(
-            name=name, version=version, title=title if title is not None else UNSET,
+            name=name,
+            version=version,
+            title=title if title is not None else UNSET,
             description=description if description is not None else UNSET,
             website_url=website_url if website_url is not None else UNSET,
             icons=icons if icons is not None else UNSET,
-        )  # fmt: skip
+        )
         self.instructions = instructions
         self._page_size = page_size
         self._cache = dict(cache or {})
@@ -162,7 +128,7 @@ class Server:
         self._extensions = dict(extensions or {})
         if keys is not None and state_keys:
             raise ConfigurationError("pass either keys or state_keys, not both")
-        self.redis = _redis_stores(redis, keys is not None or bool(state_keys))
+        self.redis = redis_stores(redis, keys is not None or bool(state_keys))
         if self.redis is not None:
             bus, task_store = bus or self.redis.bus, task_store or self.redis.tasks
             lifespan = self.redis.checked(lifespan)
@@ -171,11 +137,7 @@ class Server:
         self._task_store = task_store
         self._registry = Registry()
         self._core: ServerCore | None = None
-        if sync_workers is None:
-            sync_workers = min(32, (os.cpu_count() or 1) + 4)
-        if sync_workers < 0:
-            raise ConfigurationError("sync_workers must be 0 (off) or more")
-        self._threads = ThreadRunner(sync_workers) if sync_workers else None
+        self._threads = worker_threads(sync_workers)
         self._lifespan_value: Any = None
         # Found by the transports (`lifespan_of`): they hold it while they serve.
         self.lifecycle = None if lifespan is None else Lifespan(lifespan, self, self._entered)
@@ -223,9 +185,12 @@ class Server:
         _ = self.core
 
     def _update(self, kind: str, **changes: Any) -> None:
-        self._registry = msgspec.structs.replace(self._registry, **changes)
+        self._swap(kind, msgspec.structs.replace(self._registry, **changes))
+
+    def _swap(self, kind: str, registry: Registry) -> None:
+        self._registry = registry
         if self._core is not None:  # serving: swap the snapshot, tell listeners
-            self._core.swap(self._registry, [kind])
+            self._core.swap(registry, [kind])
 
     # -- tools -------------------------------------------------------------------------------
     @overload
@@ -253,16 +218,10 @@ class Server:
 
     def add_tool(self, fn: Callable[..., Any], **options: Unpack[ToolOptions]) -> None:
         """Register `fn` as a tool; the options are those of `tool`."""
-        tool = build_tool(fn, Context, **options)
-        if tool.name in self._registry.tools:
-            raise ConfigurationError(f"tool {tool.name!r} is registered twice")
-        self._update(TOOLS, tools={**self._registry.tools, tool.name: tool})
+        self._swap(TOOLS, with_tool(self._registry, fn, options))
 
     def remove_tool(self, name: str) -> None:
-        tools = dict(self._registry.tools)
-        if tools.pop(name, None) is None:
-            raise ConfigurationError(f"no tool {name!r}")
-        self._update(TOOLS, tools=tools)
+        self._swap(TOOLS, without(self._registry, "tools", name, "tool"))
 
     # -- resources ---------------------------------------------------------------------------
     def resource(self, uri: str, **options: Unpack[ResourceOptions]) -> Callable[[F], F]:
@@ -271,7 +230,7 @@ class Server:
         annotations, icons, meta."""
 
         def register(f: F) -> F:
-            self._add_resource(build_resource(uri, f, Context, **options))
+            self._swap(RESOURCES, with_resource(self._registry, uri, f, options))
             return f
 
         return register
@@ -280,18 +239,10 @@ class Server:
         self, uri: str, content: str | bytes, **options: Unpack[ResourceOptions]
     ) -> None:
         """Register a static resource (text or bytes); the options are those of `resource`."""
-        self._add_resource(build_resource(uri, None, Context, static=content, **options))
-
-    def _add_resource(self, resource: ResourceDef) -> None:
-        if resource.uri in self._registry.resources:
-            raise ConfigurationError(f"resource {resource.uri!r} is registered twice")
-        self._update(RESOURCES, resources={**self._registry.resources, resource.uri: resource})
+        self._swap(RESOURCES, with_resource(self._registry, uri, None, options, content))
 
     def remove_resource(self, uri: str) -> None:
-        resources = dict(self._registry.resources)
-        if resources.pop(uri, None) is None:
-            raise ConfigurationError(f"no resource {uri!r}")
-        self._update(RESOURCES, resources=resources)
+        self._swap(RESOURCES, without(self._registry, "resources", uri, "resource"))
 
     def resource_template(
         self, uri_template: str, **options: Unpack[TemplateOptions]
@@ -302,10 +253,7 @@ class Server:
         icons, meta."""
 
         def register(f: F) -> F:
-            template = build_template(uri_template, f, Context, **options)
-            if any(x.template.template == uri_template for x in self._registry.templates):
-                raise ConfigurationError(f"template {uri_template!r} is registered twice")
-            self._update(RESOURCES, templates=(*self._registry.templates, template))
+            self._swap(RESOURCES, with_template(self._registry, uri_template, f, options))
             return f
 
         return register
@@ -324,10 +272,7 @@ class Server:
         blocks. Options (`PromptOptions`): name, title, description, icons, meta."""
 
         def register(f: F) -> F:
-            prompt = build_prompt(f, Context, **options)
-            if prompt.name in self._registry.prompts:
-                raise ConfigurationError(f"prompt {prompt.name!r} is registered twice")
-            self._update(PROMPTS, prompts={**self._registry.prompts, prompt.name: prompt})
+            self._swap(PROMPTS, with_prompt(self._registry, f, options))
             return f
 
         return register(fn) if fn is not None else register
@@ -348,16 +293,7 @@ class Server:
             raise ConfigurationError("complete either a prompt or a resource template")
 
         def register(f: F) -> F:
-            target = build_completion(f, threaded=threaded)
-            if prompt is None and resource_template is None:
-                self._update("", fallback_completion=target)
-            else:
-                key = (
-                    ("ref/prompt", prompt)
-                    if prompt is not None
-                    else ("ref/resource", resource_template or "")
-                )
-                self._update("", completions={**self._registry.completions, key: target})
+            self._swap("", with_completion(self._registry, f, prompt, resource_template, threaded))
             return f
 
         return register
@@ -425,26 +361,8 @@ class Server:
         bound when `port=0`). When the lifespan fails to start, nothing is served: the
         process exits with the error's message (status 1)."""
         if transport == "stdio":
-            if not logging.getLogger().handlers:
-                logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-            from mcpgen.transports._stdio import serve_stdio  # noqa: PLC0415 (lazy)
-
-            try:
-                _event_loop_runner()(serve_stdio(self))
-            except StartupError as exc:
-                logging.getLogger("mcpgen.server").debug("%s", exc, exc_info=exc.__cause__)
-                raise SystemExit(f"mcpgen: {exc}") from None
-            return
-        if transport != "http":
+            run_stdio(self)
+        elif transport == "http":
+            run_http(self.asgi_app(**options), host, port, log_level)
+        else:
             raise ConfigurationError(f"unknown transport {transport!r}: use 'stdio' or 'http'")
-        from mcpgen.transports._http import uvicorn_server  # noqa: PLC0415 (lazy)
-
-        app = self.asgi_app(**options)
-        server = uvicorn_server(app, host, port, log_level=log_level, announce=sys.stderr)
-        try:
-            server.run()  # a failed startup: uvicorn exits (or, in some versions, returns)
-        except SystemExit:
-            if app.life.failure is None:
-                raise
-        if app.life.failure is not None:
-            raise SystemExit(f"mcpgen: {app.life.failure}") from None

@@ -18,22 +18,21 @@ task=True)` may return a `ToolTask` to wait for (see `mcpgen._api_tasks`).
 from __future__ import annotations
 
 import contextlib
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+import functools
+from collections.abc import AsyncIterator, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Self, Unpack, cast, overload
 
 import msgspec
-from msgspec import UNSET
 
 from mcpgen import _callbacks as cb
-from mcpgen import _protocol as proto
+from mcpgen._api_lists import cached, header_checked, pages
 from mcpgen._api_options import ClientOptions
 from mcpgen._api_tasks import DEFAULT_TASK_TIMEOUT, Tasks, ToolTask
 from mcpgen._client import ClientCore, VerdictCache, shared_verdicts
-from mcpgen._client._cache import CacheKey, ResultCache
-from mcpgen._connection import Connection, Era, Note, log
+from mcpgen._client._cache import ResultCache
+from mcpgen._connection import Connection, Era, Note
 from mcpgen._errors import ConfigurationError, McpError
-from mcpgen._listen import session_notifications, subscription
+from mcpgen._listen import changes
 from mcpgen.telemetry import instrument_client
 from mcpgen.transports._link_base import Link
 from mcpgen.transports._links import HttpLink, MemoryLink, SseLink, StdioLink
@@ -92,10 +91,16 @@ class Client:
         )
         self.cache = ResultCache(cache)
         self.connection = Connection(
-            link, core, self.callbacks, self.cache,
+            link,
+            core,
+            self.callbacks,
+            self.cache,
             shared_verdicts() if verdicts is None else verdicts,
-            era=era, timeout=timeout, probe_timeout=probe_timeout, max_rounds=max_rounds,
-        )  # fmt: skip
+            era=era,
+            timeout=timeout,
+            probe_timeout=probe_timeout,
+            max_rounds=max_rounds,
+        )
         self.connection.refresh_tools = self._refresh_tools
         self.tasks = Tasks(self.connection, self.callbacks)
         instrument_client(self.connection, telemetry)  # a no-op unless telemetry is on
@@ -244,52 +249,19 @@ class Client:
         return await self.tasks.wait_task(task, timeout=timeout, poll=poll)
 
     # -- caching ----------------------------------------------------------------------------------
-    async def _cached(
-        self, key: CacheKey, fetch: Callable[[], Awaitable[msgspec.Struct]], refresh: bool
-    ) -> msgspec.Struct:
-        now = time.monotonic()
-        hit = None if refresh else self.cache.get(key, now)
-        if hit is not None:
-            return hit
-        result = await fetch()
-        self.cache.put(key, result, now)
-        return result
-
     async def _refresh_tools(self) -> None:
         await self.list_tools(refresh=True)
 
     async def _pages(
         self, method: str, field: str, cursor: str | None, all_pages: bool, refresh: bool
     ) -> list[Any]:
-        items: list[Any] = []
-        while True:
-            params: dict[str, Any] = {} if cursor is None else {"cursor": cursor}
-
-            def fetch(p: dict[str, Any] = params) -> Awaitable[msgspec.Struct]:
-                return self.request(method, p)
-
-            page = await self._cached((method, cursor), fetch, refresh)
-            items.extend(getattr(page, field))
-            nxt = getattr(page, "next_cursor", None)
-            if not all_pages or nxt is UNSET or nxt is None:
-                return items
-            cursor = nxt
+        return await pages(self.cache, self.request, method, field, cursor, all_pages, refresh)
 
     async def list_tools(
         self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
     ) -> list[t.Tool]:
         tools = await self._pages("tools/list", "tools", cursor, all_pages, refresh)
-        if not self.link.http:
-            return cast(list[t.Tool], tools)
-        kept = []
-        for tool in tools:  # HTTP clients drop tools whose header annotations are invalid
-            try:
-                self.connection.tool_headers[tool.name] = proto.mcp_header_params(tool.input_schema)
-            except ValueError as exc:
-                log.warning("dropping tool %r: %s", tool.name, exc)
-                continue
-            kept.append(tool)
-        return kept
+        return header_checked(self.connection, tools) if self.link.http else tools
 
     @overload
     async def call_tool(
@@ -348,37 +320,23 @@ class Client:
     async def list_resources(
         self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
     ) -> list[t.Resource]:
-        return cast(
-            list[t.Resource],
-            await self._pages("resources/list", "resources", cursor, all_pages, refresh),
-        )
+        return await self._pages("resources/list", "resources", cursor, all_pages, refresh)
 
     async def list_resource_templates(
         self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
     ) -> list[t.ResourceTemplate]:
-        return cast(
-            list[t.ResourceTemplate],
-            await self._pages(
-                "resources/templates/list", "resource_templates", cursor, all_pages, refresh
-            ),
-        )
+        method, field = "resources/templates/list", "resource_templates"
+        return await self._pages(method, field, cursor, all_pages, refresh)
 
     async def read_resource(self, uri: str, *, refresh: bool = False) -> t.ReadResourceResult:
-        return cast(
-            t.ReadResourceResult,
-            await self._cached(
-                ("resources/read", uri),
-                lambda: self.request("resources/read", {"uri": uri}),
-                refresh,
-            ),
-        )
+        fetch = functools.partial(self.request, "resources/read", {"uri": uri})
+        read = await cached(self.cache, ("resources/read", uri), fetch, refresh)
+        return cast(t.ReadResourceResult, read)
 
     async def list_prompts(
         self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
     ) -> list[t.Prompt]:
-        return cast(
-            list[t.Prompt], await self._pages("prompts/list", "prompts", cursor, all_pages, refresh)
-        )
+        return await self._pages("prompts/list", "prompts", cursor, all_pages, refresh)
 
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None = None
@@ -418,31 +376,6 @@ class Client:
         stop iterating. Modern: `subscriptions/listen`; legacy: session notifications.
         `task_ids` (modern only): `notifications/tasks` (TaskStatusNotification) for
         those tasks, each carrying the task's whole status."""
-        if task_ids and self.core.era != "modern":
-            raise ConfigurationError("task notifications exist only in the modern era")
-        if self.core.era == "legacy":
-            wanted = {
-                "notifications/tools/list_changed": tools,
-                "notifications/prompts/list_changed": prompts,
-                "notifications/resources/list_changed": resources,
-                "notifications/resources/updated": bool(resource_uris),
-            }
-            chosen = frozenset(method for method, on in wanted.items() if on)
-            async for note in session_notifications(self.connection, chosen, resource_uris):
-                yield note
-            return
-        filters: dict[str, Any] = {}
-        if tools:
-            filters["toolsListChanged"] = True
-        if prompts:
-            filters["promptsListChanged"] = True
-        if resources:
-            filters["resourcesListChanged"] = True
-        if resource_uris:
-            filters["resourceSubscriptions"] = list(resource_uris)
-        caps = None
-        if task_ids:
-            filters["taskIds"] = list(task_ids)
-            caps = self.core.task_capabilities
-        async for note in subscription(self.connection, filters, caps, self.timeout):
+        wanted = (tools, prompts, resources, resource_uris, task_ids)
+        async for note in changes(self.connection, *wanted):
             yield note

@@ -13,10 +13,49 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from mcpgen._connection import Connection, Note, Stream
-from mcpgen._errors import ClientError
+from mcpgen._errors import ClientError, ConfigurationError
 from mcpgen_types import latest as t
 
-__all__ = ["session_notifications", "subscription"]
+__all__ = ["changes", "session_notifications", "subscription"]
+
+
+def changes(
+    connection: Connection,
+    tools: bool,
+    prompts: bool,
+    resources: bool,
+    resource_uris: Sequence[str],
+    task_ids: Sequence[str],
+) -> AsyncIterator[Note]:
+    """The notifications `Client.listen` asks for, heard the way the connection's era
+    allows: a legacy session's own notifications, filtered by method, or a modern
+    subscription's filters (`taskIds` declaring the Tasks extension)."""
+    core = connection.core
+    if task_ids and core.era != "modern":
+        raise ConfigurationError("task notifications exist only in the modern era")
+    if core.era == "legacy":
+        wanted = {
+            "notifications/tools/list_changed": tools,
+            "notifications/prompts/list_changed": prompts,
+            "notifications/resources/list_changed": resources,
+            "notifications/resources/updated": bool(resource_uris),
+        }
+        chosen = frozenset(method for method, on in wanted.items() if on)
+        return session_notifications(connection, chosen, resource_uris)
+    filters: dict[str, Any] = {}
+    if tools:
+        filters["toolsListChanged"] = True
+    if prompts:
+        filters["promptsListChanged"] = True
+    if resources:
+        filters["resourcesListChanged"] = True
+    if resource_uris:
+        filters["resourceSubscriptions"] = list(resource_uris)
+    caps = None
+    if task_ids:
+        filters["taskIds"] = list(task_ids)
+        caps = core.task_capabilities
+    return subscription(connection, filters, caps, connection.timeout)
 
 
 async def subscription(

@@ -20,6 +20,7 @@ CLIENT = sorted(
             PACKAGE / name
             for name in (
                 "_api_client.py",
+                "_api_lists.py",
                 "_api_options.py",
                 "_api_tasks.py",
                 "_callbacks.py",

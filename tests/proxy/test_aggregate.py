@@ -5,17 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 from typing import Any
 
 import pytest
 
 from mcpgen import Client, ConfigurationError, McpError, Proxy
 from mcpgen_types import latest as t
-from tests.processes import EVERYTHING
-
-ERAS = ["legacy", "modern"]
-UPSTREAM = [sys.executable, str(EVERYTHING), "--transport", "stdio"]
+from tests.proxy.common import ERAS, UPSTREAM, list_changes, text
 
 
 def _proxy() -> Proxy:
@@ -24,12 +20,6 @@ def _proxy() -> Proxy:
         upstream_era={"old": "legacy", "new": "modern"},
         input_timeout=30,
     )
-
-
-def _text(result: t.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, t.TextContent)
-    return block.text
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -85,9 +75,9 @@ def test_two_upstreams_under_prefixes(era: str, caplog: pytest.LogCaptureFixture
         )
     assert {"old_greet", "new_greet", "old_test_elicitation", "new_test_elicitation"} <= tools
     assert "greet" not in tools
-    assert "Ada" in _text(old) and "Bob" in _text(new)
+    assert "Ada" in text(old) and "Bob" in text(new)
     assert asked == ["old?", "new?"]
-    assert all("ada" in _text(r) for r in elicited)
+    assert all("ada" in text(r) for r in elicited)
     assert {"old_test_simple_prompt", "new_test_simple_prompt"} <= prompts
     assert prompt.messages
     assert done.completion.values == ["testValue1", "testValue2", "test"]
@@ -100,20 +90,9 @@ def test_two_upstreams_under_prefixes(era: str, caplog: pytest.LogCaptureFixture
 @pytest.mark.parametrize("era", ERAS)
 def test_a_list_change_of_either_upstream_reaches_the_client(era: str) -> None:
     async def main() -> list[str]:
-        heard: list[str] = []
         async with Client.memory(_proxy(), era=era) as client:
-
-            async def listen() -> None:
-                async for note in client.listen(tools=True, prompts=True):
-                    heard.append(type(note).__struct_config__.tag)  # type: ignore[attr-defined]
-                    if len(heard) == 2:
-                        return
-
-            listener = asyncio.ensure_future(listen())
-            await asyncio.sleep(0.3)  # the listen stream is open
-            await client.call_tool("old_test_trigger_tool_change")
-            await client.call_tool("new_test_trigger_prompt_change")
-            await asyncio.wait_for(listener, 10)
+            changes = ("old_test_trigger_tool_change", "new_test_trigger_prompt_change")
+            heard = await list_changes(client, *changes)
             assert {"old_greet", "new_greet"} <= {x.name for x in await client.list_tools()}
         return heard
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,24 +13,12 @@ import pytest
 
 from mcpgen import Client
 from mcpgen_types import latest as t
-from tests.processes import EVERYTHING, everything_http, http_server
-
-MCPGEN = str(Path(sys.executable).with_name("mcpgen"))
+from tests.processes import everything_http, http_server
+from tests.proxy.common import MCPGEN, UPSTREAM
 
 
 def _proxy_command(upstream_era: str, *extra: str) -> list[str]:
-    return [
-        MCPGEN,
-        "proxy",
-        *extra,
-        "--upstream-era",
-        upstream_era,
-        "--",
-        sys.executable,
-        str(EVERYTHING),
-        "--transport",
-        "stdio",
-    ]
+    return [MCPGEN, "proxy", *extra, "--upstream-era", upstream_era, "--", *UPSTREAM]
 
 
 def _answer(params: t.ElicitRequestParams) -> dict[str, Any]:
@@ -82,7 +69,7 @@ def test_an_http_upstream_served_on_stdio(upstream_era: str, tmp_path: Path) -> 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 def test_several_upstreams_mounted(era: str, tmp_path: Path) -> None:
     """`--upstream NAME=TARGET`, repeated: a command and a URL upstream under prefixes."""
-    command_line = shlex.join([sys.executable, str(EVERYTHING), "--transport", "stdio"])
+    command_line = shlex.join(UPSTREAM)
     with everything_http(tmp_path / "upstream.log") as url:
         command = [MCPGEN, "proxy", "--upstream", f"cmd={command_line}", "--upstream", f"web={url}"]
 

@@ -5,15 +5,14 @@ reason, in tests/proxy/expected-failures.yml."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conformance import runner
-from tests.processes import EVERYTHING, http_server
+from tests.processes import http_server
+from tests.proxy.common import MCPGEN, UPSTREAM
 
-MCPGEN = str(Path(sys.executable).with_name("mcpgen"))
 EXPECTED = Path(__file__).with_name("expected-failures.yml")
 # spec leg -> (upstream era, scenarios at least, may fail)
 LEGS = {
@@ -29,7 +28,6 @@ def test_proxy_conformance_leg(spec: str, tmp_path: Path) -> None:
     runner.suite_cli()  # provision first (skips/fails clearly without npm)
 
     def command(port: int) -> list[str]:
-        upstream = [sys.executable, str(EVERYTHING), "--transport", "stdio"]
         return [
             MCPGEN,
             "proxy",
@@ -40,7 +38,7 @@ def test_proxy_conformance_leg(spec: str, tmp_path: Path) -> None:
             "--upstream-era",
             upstream_era,
             "--",
-            *upstream,
+            *UPSTREAM,
         ]
 
     with http_server(command, tmp_path / "proxy.log") as url:

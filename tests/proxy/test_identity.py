@@ -6,18 +6,15 @@ aggregating proxy's instructions joined under a heading per prefix."""
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mcpgen import Client, Proxy
-from tests.processes import EVERYTHING, http_server
+from tests.processes import http_server
+from tests.proxy.common import ERAS, MCPGEN, UPSTREAM
 
-ERAS = ["legacy", "modern"]
-UPSTREAM = [sys.executable, str(EVERYTHING), "--transport", "stdio"]
-MCPGEN = str(Path(sys.executable).with_name("mcpgen"))
 INSTRUCTIONS = "A test server exposing every feature of the MCP specification."
 NOTE = "mcpgen proxy of mcpgen-everything 1.0.0"
 

@@ -13,9 +13,9 @@ import pytest
 
 from tests.interop.test_npm_clients import REQUEST_TIMEOUT_MS, V2_CLIENT, _run_client
 from tests.processes import EVERYTHING, http_server
+from tests.proxy.common import MCPGEN
 from tests.tooling import node22, npm_package
 
-MCPGEN = str(Path(sys.executable).with_name("mcpgen"))
 UPSTREAM = ["--upstream-era", "legacy", "--", sys.executable, str(EVERYTHING)]
 
 pytestmark = pytest.mark.needs_node

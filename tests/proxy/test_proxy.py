@@ -4,7 +4,6 @@ over stdio in both eras (forced), input requests answered across every combinati
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,20 +12,12 @@ import pytest
 
 from mcpgen import Client, McpError, Proxy
 from mcpgen_types import latest as t
-from tests.processes import EVERYTHING, everything_http
-
-ERAS = ["legacy", "modern"]
-UPSTREAM = [sys.executable, str(EVERYTHING), "--transport", "stdio"]
+from tests.processes import everything_http
+from tests.proxy.common import ERAS, UPSTREAM, list_changes, text
 
 
 def _proxy(upstream_era: str, **options: Any) -> Proxy:
     return Proxy(UPSTREAM, upstream_era=upstream_era, input_timeout=30, **options)  # type: ignore[arg-type]
-
-
-def _text(result: t.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, t.TextContent)
-    return block.text
 
 
 def _run(upstream_era: str, era: str, body: Any, **options: Any) -> Any:
@@ -54,7 +45,7 @@ def test_lists_and_calls_pass_through(upstream_era: str, era: str) -> None:
 
     tool, greeting, image, failed, prompts, static = _run(upstream_era, era, body)
     assert tool.input_schema["properties"]["name"]["type"] == "string"
-    assert "Ada" in _text(greeting)
+    assert "Ada" in text(greeting)
     assert isinstance(image.content[0], t.ImageContent)
     assert failed.is_error is True
     assert "test_simple_prompt" in prompts
@@ -77,7 +68,7 @@ def test_an_upstream_elicitation_is_answered_by_the_downstream_client(
 
     result = _run(upstream_era, era, body, on_elicitation=on_elicitation)
     assert asked == ["Who are you?"]
-    assert _text(result) == (
+    assert text(result) == (
         'User response: action=accept, content={"username": "ada", "email": "a@b.c"}'
     )
 
@@ -109,9 +100,9 @@ def test_multi_round_sampling_and_roots_cross(upstream_era: str, era: str) -> No
         on_sampling=on_sampling,
         on_roots=lambda: ["file:///work"],
     )
-    assert "Ada" in _text(rounds) and "green" in _text(rounds)
-    assert _text(sampled) == "LLM response: Paris"
-    assert _text(roots) == "Roots: file:///work"
+    assert "Ada" in text(rounds) and "green" in text(rounds)
+    assert text(sampled) == "LLM response: Paris"
+    assert text(roots) == "Roots: file:///work"
 
 
 def test_a_continuation_reaching_another_proxy_process_fails_clearly() -> None:
@@ -143,23 +134,10 @@ def test_a_continuation_reaching_another_proxy_process_fails_clearly() -> None:
 @pytest.mark.parametrize("era", ERAS)
 def test_upstream_list_changes_reach_downstream_listeners(upstream_era: str, era: str) -> None:
     async def body(client: Client) -> Any:
-        heard: list[str] = []
         # The first request enters the proxy's lifespan (the upstream connection); the
         # memory transport lets a concurrent second one through before it is entered.
         await client.list_tools()
-
-        async def listen() -> None:
-            async for note in client.listen(tools=True, prompts=True):
-                heard.append(type(note).__struct_config__.tag)  # type: ignore[attr-defined]
-                if len(heard) == 2:
-                    return
-
-        listener = asyncio.ensure_future(listen())
-        await asyncio.sleep(0.3)  # the listen stream is open
-        await client.call_tool("test_trigger_tool_change")
-        await client.call_tool("test_trigger_prompt_change")
-        await asyncio.wait_for(listener, 10)
-        return heard
+        return await list_changes(client, "test_trigger_tool_change", "test_trigger_prompt_change")
 
     heard = _run(upstream_era, era, body)
     assert sorted(heard) == [
@@ -282,7 +260,7 @@ def test_a_url_upstream_sees_the_callers_input_capabilities(
         ):
             first = await sampler.call_tool("test_input_required_result_capabilities")
             second = await plain.call_tool("test_input_required_result_capabilities")
-            return _text(first), _text(second)
+            return text(first), text(second)
 
     with everything_http(tmp_path / "upstream.log") as url:
         texts = asyncio.run(main(url))
@@ -312,7 +290,7 @@ def test_a_legacy_upstreams_burst_of_requests_is_one_round(era: str) -> None:
                 rounds.append(len(msgspec.json.decode(raw or b"")["inputRequests"]))
             else:  # three real requests, then the result
                 result = await client.call_tool(call["name"])
-                assert _text(result) == "x Ada (1 roots)"
+                assert text(result) == "x Ada (1 roots)"
                 rounds.append(3)
 
     asyncio.run(main())

@@ -15,10 +15,10 @@ import pytest
 from mcpgen import Client
 from mcpgen_types import latest as t
 from tests import tooling
+from tests.proxy.common import MCPGEN
 
 SDK1 = "mcp==1.27.0"
 SERVER = Path(__file__).with_name("sdk1_server.py")
-MCPGEN = str(Path(sys.executable).with_name("mcpgen"))
 
 
 def _sdk1_python() -> str:

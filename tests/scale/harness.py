@@ -25,9 +25,14 @@ KEY = "scale-test-state-key-0123456789"
 FORM = {"type": "object", "properties": {"sure": {"type": "boolean"}}}
 
 
+def workers_redis_url() -> str:
+    """The database of the test redis-server that `workers` use: 1."""
+    return redis_server().url.rsplit("/", 1)[0] + "/1"
+
+
 def fresh_redis_url() -> str:
     """The test redis-server, database 1, emptied."""
-    url = redis_server().url.rsplit("/", 1)[0] + "/1"
+    url = workers_redis_url()
     with socket.create_connection(("127.0.0.1", redis_server().port)) as sock:
         sock.sendall(b"SELECT 1\r\nFLUSHDB\r\n")
         got = b""

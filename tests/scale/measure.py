@@ -22,7 +22,7 @@ import httpx
 from mcpgen import Server
 from mcpgen.stores.redis import RedisStores
 from tests.scale.harness import KEY, fresh_redis_url
-from tests.scale.test_two_workers import frame, open_session
+from tests.scale.wire import frame, open_session
 from tests.stores.redis_server import server as redis_server
 from tests.transports.asgidriver import initialize, post, rpc
 from tests.transports.httpharness import serve

@@ -11,17 +11,14 @@ import httpx
 import redis
 
 from mcpgen.transports._keepalive import PROMPT
-from tests.scale.harness import workers
-from tests.scale.test_legacy_stream import Reader
-from tests.scale.test_two_workers import frame, open_session
-from tests.stores.redis_server import server as redis_server
+from tests.scale.harness import workers, workers_redis_url
+from tests.scale.wire import frame, open_session, start_reading
 
 BOUND = PROMPT + 1.0  # the keepalive period, and a margin for a loaded machine
 
 
 def record_exists(session_id: str) -> bool:
-    url = redis_server().url.rsplit("/", 1)[0] + "/1"  # the database `workers` uses
-    with redis.Redis.from_url(url) as client:
+    with redis.Redis.from_url(workers_redis_url()) as client:
         key = "mcpgen:s:" + session_id
         return bool(client.exists(key)) or client.zscore("mcpgen:s-used", session_id) is not None
 
@@ -34,13 +31,8 @@ def test_a_delete_on_one_worker_ends_the_get_stream_on_the_other() -> None:
 
         async def scenario() -> float:
             async with httpx.AsyncClient(timeout=30) as http:
-                reader = Reader()
                 get = {**session, "accept": "text/event-stream"}
-                reading = asyncio.ensure_future(reader.read(http, b, get))
-                await asyncio.wait_for(reader.opened.wait(), 10)
-                assert reader.status == 200
-                while not reader.events:  # the priming event: the stream is registered
-                    await asyncio.sleep(0.02)
+                _, reading = await start_reading(http, b, get)  # its priming event is out
                 assert record_exists(session_id)
                 deleted = await http.delete(a, headers=session)
                 assert deleted.status_code == 200, deleted.text

@@ -17,7 +17,7 @@ from mcpgen import Client, Server, ToolTask
 from mcpgen.stores import TaskState
 from mcpgen.stores.redis import LEASE_LOST, Connection, RedisTaskStore
 from tests.scale.harness import build, workers
-from tests.scale.test_two_workers import frame, open_session
+from tests.scale.wire import frame, open_session
 from tests.stores.redis_server import server as redis_server
 from tests.transports.httpharness import body, modern_headers
 

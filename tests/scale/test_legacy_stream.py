@@ -7,10 +7,7 @@ held none (`transports/_standalone`)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -19,79 +16,15 @@ import pytest
 from mcpgen.stores import InMemoryEventStore
 from mcpgen.stores.redis import Connection, RedisEventStore
 from tests.scale.harness import workers
-from tests.scale.test_two_workers import frame, open_session
+from tests.scale.wire import (  # Reader and CHANGED stay importable from here
+    CHANGED,  # noqa: F401
+    Reader,  # noqa: F401
+    frame,
+    get_stream,
+    open_session,
+    settle,
+)
 from tests.stores.redis_server import redis_url
-
-CHANGED = "notifications/tools/list_changed"
-
-
-class Reader:
-    """One GET stream read in the background: (event id, message) pairs; a priming
-    event (an id, no data) is kept as (id, None)."""
-
-    def __init__(self) -> None:
-        self.events: list[tuple[str | None, dict[str, Any] | None]] = []
-        self.status = 0
-        self.opened = asyncio.Event()
-
-    def changes(self) -> list[str | None]:
-        return [eid for eid, msg in self.events if msg and msg.get("method") == CHANGED]
-
-    def last_id(self) -> str:
-        ids = [eid for eid, _ in self.events if eid]
-        assert ids, self.events
-        return ids[-1]
-
-    async def read(self, http: httpx.AsyncClient, url: str, headers: dict[str, str]) -> None:
-        async with http.stream("GET", url, headers=headers) as response:
-            self.status = response.status_code
-            self.opened.set()
-            block: list[str] = []
-            async for line in response.aiter_lines():
-                if line:
-                    block.append(line)
-                    continue
-                ids = [ln[3:].strip() for ln in block if ln.startswith("id:")]
-                data = "".join(ln[5:].strip() for ln in block if ln.startswith("data:"))
-                if ids or data:
-                    self.events.append(
-                        (ids[0] if ids else None, json.loads(data) if data else None)
-                    )
-                block = []
-
-
-@contextlib.asynccontextmanager
-async def get_stream(
-    http: httpx.AsyncClient, url: str, session: dict[str, str], last_event_id: str | None = None
-) -> AsyncIterator[Reader]:
-    headers = {**session, "accept": "text/event-stream"}
-    if last_event_id is not None:
-        headers["last-event-id"] = last_event_id
-    reader = Reader()
-    task = asyncio.ensure_future(reader.read(http, url, headers))
-    try:
-        await asyncio.wait_for(reader.opened.wait(), 10)
-        assert reader.status == 200
-        for _ in range(200):  # the stream is registered once its first event is out
-            if reader.events:
-                break
-            await asyncio.sleep(0.02)
-        yield reader
-    finally:
-        task.cancel()
-        with contextlib.suppress(BaseException):
-            await task
-        await asyncio.sleep(0.3)  # the worker sees the disconnect
-
-
-async def settle(reader: Reader, count: int) -> None:
-    """Wait until `reader` has `count` changes, then a little longer (a duplicate would
-    arrive meanwhile)."""
-    for _ in range(250):
-        if len(reader.changes()) >= count:
-            break
-        await asyncio.sleep(0.02)
-    await asyncio.sleep(0.5)
 
 
 def test_each_change_reaches_the_get_stream_once_whichever_worker_holds_it() -> None:

@@ -17,21 +17,9 @@ import httpx
 import pytest
 
 from tests.scale.cluster_run import Cluster, _cmdline, cluster, descendants, worker_port
+from tests.scale.wire import CHANGED, frame, open_session_async, sse_events, until
 
 pytestmark = pytest.mark.slow
-
-CHANGED = "notifications/tools/list_changed"
-LEGACY = {
-    "content-type": "application/json",
-    "accept": "application/json, text/event-stream",
-}
-
-
-def _frame(rid: int | None, method: str, params: dict[str, Any] | None = None) -> bytes:
-    body: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params or {}}
-    if rid is not None:
-        body["id"] = rid
-    return json.dumps(body).encode()
 
 
 def _redis_pid(running: Cluster) -> int:
@@ -42,21 +30,6 @@ def _redis_pid(running: Cluster) -> int:
     ]
     assert len(found) == 1, found
     return found[0]
-
-
-async def _open_session(http: httpx.AsyncClient, url: str) -> dict[str, str]:
-    params = {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    }
-    response = await http.post(url, content=_frame(0, "initialize", params), headers=LEGACY)
-    assert response.status_code == 200, response.text
-    session = {**LEGACY, "mcp-session-id": response.headers["mcp-session-id"]}
-    session["mcp-protocol-version"] = "2025-11-25"
-    done = await http.post(url, content=_frame(None, "notifications/initialized"), headers=session)
-    assert done.status_code == 202
-    return session
 
 
 def test_a_redis_outage_through_nginx_is_a_503_json_rpc_error_then_service_recovers(
@@ -74,14 +47,14 @@ def test_a_redis_outage_through_nginx_is_a_503_json_rpc_error_then_service_recov
 
         async def scenario() -> None:
             async with httpx.AsyncClient(timeout=15) as http:
-                session = await _open_session(http, running.url)
+                session = await open_session_async(http, running.url)
                 rid = iter(range(1, 100_000))
 
                 async def caller() -> None:
                     deadline = time.monotonic() + 30  # bounded, whatever happens
                     while time.monotonic() < deadline and "end" not in marks:
-                        call = _frame(next(rid), "tools/call", {"name": "greet",
-                                      "arguments": {"name": "Ada"}})  # fmt: skip
+                        greet = {"name": "greet", "arguments": {"name": "Ada"}}
+                        call = frame(next(rid), "tools/call", greet)
                         started = time.monotonic()
                         response = await http.post(running.url, content=call, headers=session)
                         seen.append(
@@ -149,16 +122,9 @@ async def _read_stream(
     with contextlib.suppress(httpx.HTTPError):
         async with http.stream("GET", url, headers=headers) as response:
             assert response.status_code == 200
-            block: list[str] = []
-            async for line in response.aiter_lines():
-                if line:
-                    block.append(line)
-                    continue
-                ids = [ln[3:].strip() for ln in block if ln.startswith("id:")]
-                data = "".join(ln[5:].strip() for ln in block if ln.startswith("data:"))
-                if ids:
-                    sink.append((ids[0], json.loads(data) if data else None))
-                block = []
+            async for event_id, message in sse_events(response):
+                if event_id is not None:
+                    sink.append((event_id, message))
 
 
 def test_a_killed_workers_get_stream_resumes_elsewhere_and_loses_no_change(
@@ -173,21 +139,18 @@ def test_a_killed_workers_get_stream_resumes_elsewhere_and_loses_no_change(
 
         async def scenario() -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
             async with httpx.AsyncClient(timeout=15) as http:
-                session = await _open_session(http, running.url)
+                session = await open_session_async(http, running.url)
                 rid = iter(range(1, 1000))
 
                 async def change() -> None:
-                    call = _frame(next(rid), "tools/call", {"name": "test_trigger_tool_change"})
+                    call = frame(next(rid), "tools/call", {"name": "test_trigger_tool_change"})
                     response = await http.post(running.url, content=call, headers=session)
                     assert response.status_code == 200, response.text
 
                 stream = {**session, "accept": "text/event-stream"}
                 before: list[tuple[str, Any]] = []
                 reading = asyncio.ensure_future(_read_stream(http, running.url, stream, before))
-                for _ in range(250):
-                    if before:
-                        break
-                    await asyncio.sleep(0.02)
+                await until(lambda: bool(before), 250)
                 holders = _holders(ports)
                 assert len(holders) == 1, holders
                 for _ in range(2):
@@ -202,10 +165,7 @@ def test_a_killed_workers_get_stream_resumes_elsewhere_and_loses_no_change(
                 after: list[tuple[str, Any]] = []
                 headers = {**stream, "last-event-id": last}
                 resumed = asyncio.ensure_future(_read_stream(http, running.url, headers, after))
-                for _ in range(250):
-                    if sum(1 for _, m in after if m) >= 3:
-                        break
-                    await asyncio.sleep(0.02)
+                await until(lambda: sum(1 for _, m in after if m) >= 3, 250)
                 await asyncio.sleep(0.5)  # a duplicate would come meanwhile
                 resumed.cancel()
                 with contextlib.suppress(BaseException):
@@ -234,7 +194,7 @@ META = {
 async def _listen(http: httpx.AsyncClient, url: str, sink: list[str]) -> None:
     """A modern listen stream: the method of each notification, until it ends."""
     params = {"notifications": {"toolsListChanged": True}, "_meta": META}
-    body = _frame(1, "subscriptions/listen", params)
+    body = frame(1, "subscriptions/listen", params)
     headers = {**MODERN, "mcp-method": "subscriptions/listen"}
     with contextlib.suppress(httpx.HTTPError):
         async with http.stream("POST", url, content=body, headers=headers) as response:
@@ -258,23 +218,17 @@ def test_a_killed_workers_listen_stream_is_opened_again_through_nginx(tmp_path: 
                     params = {"name": "test_trigger_tool_change", "arguments": {}, "_meta": META}
                     headers = {**MODERN, "mcp-method": "tools/call"}
                     headers["mcp-name"] = "test_trigger_tool_change"
-                    call = _frame(rid, "tools/call", params)
+                    call = frame(rid, "tools/call", params)
                     response = await http.post(running.url, content=call, headers=headers)
                     assert response.status_code == 200, response.text
 
                 async def heard(sink: list[str], count: int) -> None:
-                    for _ in range(1000):  # up to 20 s on a loaded machine
-                        if sink.count(CHANGED) >= count:
-                            break
-                        await asyncio.sleep(0.02)
+                    await until(lambda: sink.count(CHANGED) >= count, 1000)  # up to 20 s
                     await asyncio.sleep(0.5)  # a duplicate would come meanwhile
 
                 first: list[str] = []
                 reading = asyncio.ensure_future(_listen(http, running.url, first))
-                for _ in range(1000):  # up to 20 s on a loaded machine
-                    if first:
-                        break
-                    await asyncio.sleep(0.02)
+                await until(lambda: bool(first), 1000)  # up to 20 s on a loaded machine
                 holders = _holders(ports)
                 assert len(holders) == 1, holders
                 await change(2)
@@ -284,10 +238,7 @@ def test_a_killed_workers_listen_stream_is_opened_again_through_nginx(tmp_path: 
                 await asyncio.wait_for(reading, 20)  # the stream ends with its worker
                 again: list[str] = []
                 resumed = asyncio.ensure_future(_listen(http, running.url, again))
-                for _ in range(1000):  # up to 20 s on a loaded machine
-                    if again:
-                        break
-                    await asyncio.sleep(0.02)
+                await until(lambda: bool(again), 1000)
                 for rid in (3, 4):
                     await change(rid)
                 await heard(again, 2)

@@ -15,6 +15,7 @@ import httpx
 from mcpgen import Client, ToolTask
 from mcpgen_types import latest as t
 from tests.scale.harness import balanced, principal_from_header, workers
+from tests.scale.wire import frame, open_session
 
 T = TypeVar("T")
 
@@ -129,19 +130,6 @@ def test_a_task_waiting_for_input_is_answered_through_either_worker() -> None:
         assert run(main()) == "rex: accept accept"
 
 
-LEGACY = {
-    "content-type": "application/json",
-    "accept": "application/json, text/event-stream",
-}
-
-
-def frame(rid: Any, method: str, params: dict[str, Any] | None = None) -> bytes:
-    body: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params or {}}
-    if rid is not None:
-        body["id"] = rid
-    return json.dumps(body).encode()
-
-
 def sse(text: str) -> list[tuple[str | None, dict[str, Any]]]:
     out = []
     for block in text.replace("\r\n", "\n").split("\n\n"):
@@ -151,22 +139,6 @@ def sse(text: str) -> list[tuple[str | None, dict[str, Any]]]:
         if data:
             out.append((ids[0] if ids else None, json.loads(data)))
     return out
-
-
-def open_session(http: httpx.Client, url: str, user: str) -> dict[str, str]:
-    params = {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    }
-    headers = {**LEGACY, "x-user": user}
-    response = http.post(url, content=frame(0, "initialize", params), headers=headers)
-    assert response.status_code == 200, response.text
-    session = {**headers, "mcp-session-id": response.headers["mcp-session-id"]}
-    session["mcp-protocol-version"] = "2025-11-25"
-    done = http.post(url, content=frame(None, "notifications/initialized"), headers=session)
-    assert done.status_code == 202
-    return session
 
 
 def test_last_event_id_replays_on_the_other_worker_a_stream_started_on_one() -> None:

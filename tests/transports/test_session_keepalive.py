@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import AsyncIterator, Iterator
 from typing import cast
 
 import httpx
+import pytest
 
 from mcpgen.stores import InMemorySessionStore
+from mcpgen.transports import McpAsgiApp
 from tests.server.conftest import build_server
 from tests.transports.httpharness import rpc, serve
 from tests.transports.test_http_legacy import initialize
@@ -18,60 +21,85 @@ from tests.transports.test_http_legacy import initialize
 IDLE = 0.6
 
 
-def test_an_open_get_stream_keeps_the_session_and_its_end_lets_it_expire() -> None:
+class Listening:
+    """A GET stream read in the background: its task and the status it answered."""
+
+    task: asyncio.Task[None]
+
+    def __init__(self) -> None:
+        self.status = 0
+        self.opened = asyncio.Event()
+
+
+@contextlib.asynccontextmanager
+async def get_stream(
+    client: httpx.AsyncClient, url: str, headers: dict[str, str]
+) -> AsyncIterator[Listening]:
+    """The session's GET stream, open from its first line to the block's end."""
+    listening = Listening()
+
+    async def listen() -> None:
+        get = {**headers, "accept": "text/event-stream"}
+        async with client.stream("GET", url, headers=get) as response:
+            listening.status = response.status_code
+            async for _ in response.aiter_lines():
+                listening.opened.set()
+
+    reader = listening.task = asyncio.ensure_future(listen())
+    try:
+        await asyncio.wait_for(listening.opened.wait(), 5)
+        yield listening
+    finally:
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
+
+
+@pytest.fixture
+def served(http: httpx.Client) -> Iterator[tuple[McpAsgiApp, str, dict[str, str]]]:
+    """An HTTP app whose sessions idle out after IDLE seconds, served, and a legacy
+    session of it: the app, its URL and the session's headers."""
     app = build_server().asgi_app(session_idle_seconds=IDLE)
+    with serve(app) as (url, _):
+        yield app, url, initialize(http, url)
+
+
+def test_an_open_get_stream_keeps_the_session_and_its_end_lets_it_expire(
+    http: httpx.Client, served: tuple[McpAsgiApp, str, dict[str, str]]
+) -> None:
+    app, url, headers = served
     store = cast("InMemorySessionStore", app.store)
-    with serve(app) as (url, _), httpx.Client(timeout=10) as http:
-        headers = initialize(http, url)
-        opened = asyncio.Event()
 
-        async def listen(client: httpx.AsyncClient) -> None:
-            get = {**headers, "accept": "text/event-stream"}
-            async with client.stream("GET", url, headers=get) as response:
-                assert response.status_code == 200
-                async for _ in response.aiter_lines():
-                    opened.set()
+    async def scenario() -> None:
+        async with (
+            httpx.AsyncClient(timeout=10) as client,
+            get_stream(client, url, headers) as listening,
+        ):
+            assert listening.status == 200
+            await asyncio.sleep(3 * IDLE)  # no request meanwhile: only the stream
+            assert not listening.task.done()
+            assert store.sweep() == 0  # the record was refreshed, not idle
+            assert len(store) == 1
+        await asyncio.sleep(2 * IDLE)  # now nothing keeps it
 
-        async def scenario() -> None:
-            async with httpx.AsyncClient(timeout=10) as client:
-                reader = asyncio.ensure_future(listen(client))
-                await asyncio.wait_for(opened.wait(), 5)
-                await asyncio.sleep(3 * IDLE)  # no request meanwhile: only the stream
-                assert not reader.done()
-                assert store.sweep() == 0  # the record was refreshed, not idle
-                assert len(store) == 1
-                reader.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await reader
-            await asyncio.sleep(2 * IDLE)  # now nothing keeps it
-
-        asyncio.run(asyncio.wait_for(scenario(), 30))
-        ping = http.post(url, content=rpc(1, "ping"), headers=headers)
-        assert ping.status_code == 404, ping.text
-        assert len(store) == 0
+    asyncio.run(asyncio.wait_for(scenario(), 30))
+    ping = http.post(url, content=rpc(1, "ping"), headers=headers)
+    assert ping.status_code == 404, ping.text
+    assert len(store) == 0
 
 
-def test_a_session_with_a_get_stream_is_usable_past_the_idle_timeout() -> None:
-    app = build_server().asgi_app(session_idle_seconds=IDLE)
-    with serve(app) as (url, _), httpx.Client(timeout=10) as http:
-        headers = initialize(http, url)
-        opened = asyncio.Event()
+def test_a_session_with_a_get_stream_is_usable_past_the_idle_timeout(
+    served: tuple[McpAsgiApp, str, dict[str, str]],
+) -> None:
+    _, url, headers = served
 
-        async def listen(client: httpx.AsyncClient) -> None:
-            get = {**headers, "accept": "text/event-stream"}
-            async with client.stream("GET", url, headers=get) as response:
-                async for _ in response.aiter_lines():
-                    opened.set()
+    async def scenario() -> int:
+        async with (
+            httpx.AsyncClient(timeout=10) as client,
+            get_stream(client, url, headers),
+        ):
+            await asyncio.sleep(3 * IDLE)
+            ping = await client.post(url, content=rpc(2, "ping"), headers=headers)
+            return ping.status_code
 
-        async def scenario() -> int:
-            async with httpx.AsyncClient(timeout=10) as client:
-                reader = asyncio.ensure_future(listen(client))
-                await asyncio.wait_for(opened.wait(), 5)
-                await asyncio.sleep(3 * IDLE)
-                ping = await client.post(url, content=rpc(2, "ping"), headers=headers)
-                reader.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await reader
-                return ping.status_code
-
-        assert asyncio.run(asyncio.wait_for(scenario(), 30)) == 200
+    assert asyncio.run(asyncio.wait_for(scenario(), 30)) == 200

@@ -27,6 +27,7 @@ from mcpgen._server._content import failure, to_call_result, tool_outcome
 from mcpgen._server._context import Context, Drive, InputRequired, finish
 from mcpgen._server._defs import ToolDef
 from mcpgen._server._mrtr import awaited_round, request_kinds
+from mcpgen._server._running import RunningTask
 from mcpgen._server._state import random_token
 from mcpgen._server._tasks import (
     CANCELLED,
@@ -36,7 +37,6 @@ from mcpgen._server._tasks import (
     INPUT_REQUIRED,
     TERMINAL,
     WORKING,
-    Handle,
     Nowhere,
     Publish,
     Spawn,
@@ -58,59 +58,6 @@ from mcpgen_types import latest as t
 __all__ = ["RunningTask", "TaskRunner"]
 
 _SWEEP_EVERY_MS = 1000  # between sweeps of this worker's running tasks for expiry
-
-
-class RunningTask:
-    """A task this worker runs: its record as last written, and what its runs need."""
-
-    __slots__ = (
-        "answers",
-        "asked",
-        "call",
-        "dirty",
-        "handle",
-        "handler_state",
-        "issued",
-        "kwargs",
-        "runner",
-        "state",
-        "tool",
-        "writing",
-    )
-
-    def __init__(
-        self,
-        runner: TaskRunner,
-        state: TaskState,
-        call: Call,
-        tool: ToolDef,
-        kwargs: dict[str, Any],
-    ) -> None:
-        self.runner = runner
-        self.state = state
-        self.call = call
-        self.tool = tool
-        self.kwargs = kwargs
-        self.handle: Handle | None = None
-        self.asked: dict[str, tuple[str, str]] = {}  # wire key -> (handler's key, method)
-        self.answers: dict[str, Any] = {}  # this round's typed answers, by handler's key
-        self.issued: set[str] = set()  # every wire key ever used (never reused)
-        self.handler_state: Any = None  # the handler's MRTR state for its next run
-        self.dirty = self.writing = False  # see TaskRunner._save
-
-    @property
-    def id(self) -> str:
-        return self.state.id
-
-    def note_progress(self, progress: float, total: float | None, message: str | None) -> None:
-        """A task reports progress as its status message (it has no stream to notify)."""
-        if self.state.status in TERMINAL:
-            return
-        if message is None:
-            message = f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"
-        self.state.status_message = message
-        self.state.updated_ms = self.runner.now_ms()
-        self.runner.save_soon(self)
 
 
 class TaskRunner:

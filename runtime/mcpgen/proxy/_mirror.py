@@ -167,12 +167,6 @@ def completion_def(upstream: Client) -> CompletionDef:
         value: str,
         context: dict[str, str],
     ) -> Any:
-        params: dict[str, Any] = {
-            "ref": msgspec.to_builtins(ref),
-            "argument": {"name": argument, "value": value},
-        }
-        if context:
-            params["context"] = {"arguments": context}
-        return await upstream.request("completion/complete", params)
+        return await upstream.complete(msgspec.to_builtins(ref), argument, value, context)
 
     return CompletionDef(complete, is_async=True)

@@ -141,13 +141,7 @@ def routed_completion(mounts: Sequence[Mount]) -> CompletionDef:
         for mount in mounts:
             theirs = mount.completes(ref)
             if theirs is not None and "completions" in mount.upstream.server_capabilities:
-                params: dict[str, Any] = {
-                    "ref": theirs,
-                    "argument": {"name": argument, "value": value},
-                }
-                if context:
-                    params["context"] = {"arguments": context}
-                return await mount.upstream.request("completion/complete", params)
+                return await mount.upstream.complete(theirs, argument, value, context)
         return t.CompleteResult(completion=t.CompleteResultCompletion(values=[]))
 
     return CompletionDef(complete, is_async=True)

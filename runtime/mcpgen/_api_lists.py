@@ -1,0 +1,80 @@
+"""The client's reads that its `ResultCache` may answer: lists followed page by page,
+and `resources/read`.
+
+A page is kept under (method, cursor), a read under (method, uri), for as long as the
+server's cache hint allows; `refresh` skips the cache and keeps the new answer. The
+requests go out through the `request` function handed in (the `Client`'s own, looked
+up at every call), so whatever wraps that method sees each request that leaves.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from mcpgen import _protocol as proto
+from mcpgen._client._cache import CacheKey, ResultCache
+from mcpgen._connection import Connection, log
+from mcpgen_types import latest as t
+
+__all__ = ["cached", "header_checked", "pages"]
+
+Request = Callable[[str, dict[str, Any]], Awaitable[msgspec.Struct]]
+
+
+async def cached(
+    cache: ResultCache, key: CacheKey, fetch: Callable[[], Awaitable[msgspec.Struct]], refresh: bool
+) -> msgspec.Struct:
+    """The cached answer for `key`, else (or with `refresh`) `fetch`'s, kept."""
+    now = time.monotonic()
+    hit = None if refresh else cache.get(key, now)
+    if hit is not None:
+        return hit
+    result = await fetch()
+    cache.put(key, result, now)
+    return result
+
+
+async def pages(
+    cache: ResultCache,
+    request: Request,
+    method: str,
+    field: str,
+    cursor: str | None,
+    all_pages: bool,
+    refresh: bool,
+) -> list[Any]:
+    """The `field` items of `method`'s page at `cursor`, and, with `all_pages`, of every
+    page after it."""
+    items: list[Any] = []
+    while True:
+        params: dict[str, Any] = {} if cursor is None else {"cursor": cursor}
+
+        def fetch(p: dict[str, Any] = params) -> Awaitable[msgspec.Struct]:
+            return request(method, p)
+
+        page = await cached(cache, (method, cursor), fetch, refresh)
+        items.extend(getattr(page, field))
+        nxt = getattr(page, "next_cursor", None)
+        if not all_pages or nxt is UNSET or nxt is None:
+            return items
+        cursor = nxt
+
+
+def header_checked(connection: Connection, tools: list[t.Tool]) -> list[t.Tool]:
+    """The tools an HTTP client may call: their header annotations (which arguments travel
+    as headers) are kept on the connection; a tool whose annotations are invalid is
+    dropped, with a warning."""
+    kept = []
+    for tool in tools:
+        try:
+            connection.tool_headers[tool.name] = proto.mcp_header_params(tool.input_schema)
+        except ValueError as exc:
+            log.warning("dropping tool %r: %s", tool.name, exc)
+            continue
+        kept.append(tool)
+    return kept

@@ -1,0 +1,59 @@
+"""How `Server.run` serves until it is stopped, over stdio or under uvicorn.
+
+Both ways turn a lifespan that fails to start into a clean exit carrying its message
+(`SystemExit`, status 1) instead of a traceback: nothing was served, and the reason is
+all an operator needs. Each transport is imported on first use: a server run on stdio
+never loads the HTTP stack.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from mcpgen.transports._lifespan import StartupError
+
+if TYPE_CHECKING:
+    from mcpgen.transports._http import McpAsgiApp
+    from mcpgen.transports._port import ServerPort
+
+__all__ = ["run_http", "run_stdio"]
+
+
+def _event_loop_runner() -> Callable[[Any], Any]:
+    """asyncio.run, on uvloop when it is installed (faster pipes and sockets)."""
+    try:
+        import uvloop  # noqa: PLC0415 (optional: the http extra)
+    except ImportError:
+        return asyncio.run
+    return uvloop.run
+
+
+def run_stdio(server: ServerPort) -> None:
+    """Serve `server` on stdin/stdout until EOF."""
+    if not logging.getLogger().handlers:
+        logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    from mcpgen.transports._stdio import serve_stdio  # noqa: PLC0415 (lazy)
+
+    try:
+        _event_loop_runner()(serve_stdio(server))
+    except StartupError as exc:
+        logging.getLogger("mcpgen.server").debug("%s", exc, exc_info=exc.__cause__)
+        raise SystemExit(f"mcpgen: {exc}") from None
+
+
+def run_http(app: McpAsgiApp, host: str, port: int, log_level: str) -> None:
+    """Serve `app` under uvicorn (one worker), its URLs printed on stderr once it listens."""
+    from mcpgen.transports._http import uvicorn_server  # noqa: PLC0415 (lazy)
+
+    server = uvicorn_server(app, host, port, log_level=log_level, announce=sys.stderr)
+    try:
+        server.run()  # a failed startup: uvicorn exits (or, in some versions, returns)
+    except SystemExit:
+        if app.life.failure is None:
+            raise
+    if app.life.failure is not None:
+        raise SystemExit(f"mcpgen: {app.life.failure}") from None

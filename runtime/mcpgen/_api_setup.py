@@ -1,0 +1,51 @@
+"""The `Server` constructor's options that need more than storing: checked and turned
+into what the server holds (milliseconds, the Redis stores, the worker threads).
+
+Each check raises `ConfigurationError` when the server is built, so a wrong option
+stops a program at startup rather than at its first request.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from mcpgen._errors import ConfigurationError
+from mcpgen.transports._workers import ThreadRunner
+
+if TYPE_CHECKING:
+    from mcpgen.stores.redis import RedisStores
+
+__all__ = ["milliseconds", "redis_stores", "worker_threads"]
+
+
+def milliseconds(seconds: float, what: str) -> int:
+    """`seconds` (the option `what`, which must be positive) in whole milliseconds, at least 1."""
+    if seconds <= 0:
+        raise ConfigurationError(f"{what} must be positive")
+    return max(1, round(seconds * 1000))
+
+
+def redis_stores(url: str | RedisStores | None, keyed: bool) -> RedisStores | None:
+    """The Redis stores of `url` (or `MCPGEN_REDIS_URL`), None for in-memory ones."""
+    url = url or os.environ.get("MCPGEN_REDIS_URL") or None
+    if url is None:
+        return None
+    if not keyed and not os.environ.get("MCPGEN_STATE_KEYS"):
+        raise ConfigurationError(
+            "workers sharing Redis must share their state keys: set MCPGEN_STATE_KEYS "
+            "(or pass state_keys or keys)"
+        )
+    from mcpgen.stores.redis import RedisStores  # noqa: PLC0415 (the redis extra)
+
+    return url if isinstance(url, RedisStores) else RedisStores.from_url(url)
+
+
+def worker_threads(sync_workers: int | None) -> ThreadRunner | None:
+    """The pool that runs sync handlers; None (`sync_workers=0`): they run on the loop.
+    By default as many as `concurrent.futures` would start: min(32, CPUs + 4)."""
+    if sync_workers is None:
+        sync_workers = min(32, (os.cpu_count() or 1) + 4)
+    if sync_workers < 0:
+        raise ConfigurationError("sync_workers must be 0 (off) or more")
+    return ThreadRunner(sync_workers) if sync_workers else None
