@@ -46,6 +46,7 @@ from mcpgen._server._defs import Header
 
 __all__ = [
     "CacheHint",
+    "CallbackError",
     "Channel",
     "Client",
     "ClientError",
@@ -53,12 +54,17 @@ __all__ = [
     "ConnectError",
     "ConnectionClosedError",
     "Context",
+    "ElicitationCallback",
     "Header",
     "HttpStatusError",
     "InputRequired",
+    "LogCallback",
     "McpError",
+    "ProgressCallback",
     "ProtocolViolationError",
     "Proxy",
+    "RootsCallback",
+    "SamplingCallback",
     "Server",
     "Session",
     "TaskCancelledError",
@@ -88,11 +94,31 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from mcpgen._api_client import Client
     from mcpgen._api_tasks import ToolTask
+    from mcpgen._callbacks import (
+        CallbackError,
+        ElicitationCallback,
+        LogCallback,
+        ProgressCallback,
+        RootsCallback,
+        SamplingCallback,
+    )
     from mcpgen._client import TaskCancelledError, TaskFailedError, VerdictCache
     from mcpgen.proxy import Proxy
 
 _CLIENT_SIDE = frozenset(
-    {"Client", "TaskCancelledError", "TaskFailedError", "ToolTask", "VerdictCache"}
+    {
+        "CallbackError",
+        "Client",
+        "ElicitationCallback",
+        "LogCallback",
+        "ProgressCallback",
+        "RootsCallback",
+        "SamplingCallback",
+        "TaskCancelledError",
+        "TaskFailedError",
+        "ToolTask",
+        "VerdictCache",
+    }
 )
 
 
@@ -103,9 +129,9 @@ def __getattr__(name: str) -> Any:
         globals()["Proxy"] = Proxy
         return Proxy
     if name in _CLIENT_SIDE:  # loaded on first use: a server does not pay for the client
-        from mcpgen import _api_client, _api_tasks, _client  # noqa: PLC0415 (lazy)
+        from mcpgen import _api_client, _api_tasks, _callbacks, _client  # noqa: PLC0415
 
-        for module in (_api_client, _api_tasks, _client):
+        for module in (_api_client, _api_tasks, _callbacks, _client):
             if hasattr(module, name):
                 globals()[name] = value = getattr(module, name)
                 return value

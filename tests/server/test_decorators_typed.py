@@ -5,16 +5,12 @@ declarations guard callers mypy does not see: unknown keywords raise at registra
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from mcpgen import ConfigurationError, Server
-from tests.conftest import REPO
+from tests.typecheck import check_marks
 
 # Uses of every option of every decorator and registration method: mypy must accept
 # them all, and so must the registration itself at run time.
@@ -107,58 +103,9 @@ server.resource_template("file:///{x}", mime_type=1)  # E: arg-type
 server.prompt(task="optional")  # E: call-overload
 """
 
-_FINDING = re.compile(r"^typed\.py:(\d+): (error|note): (.*?)(?:  \[([a-z-]+)\])?$")
-
 
 def test_mypy_checks_the_decorator_options(tmp_path: Path) -> None:
-    source = GOOD + CHECKS
-    (tmp_path / "typed.py").write_text(source)
-    expected: set[tuple[int, str, str]] = set()
-    for at, text in enumerate(source.splitlines(), 1):
-        if "  # E: " in text:
-            expected.add((at, "error", text.rsplit("  # E: ", 1)[1]))
-        elif "  # R: " in text:
-            revealed = text.rsplit("  # R: ", 1)[1]
-            expected.add((at, "note", f'Revealed type is "{revealed}"'))
-    env = {
-        **os.environ,
-        # mcpgen from this checkout, whatever the interpreter has installed
-        "MYPYPATH": os.pathsep.join(str(REPO / d) for d in ("runtime", "generated")),
-    }
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mypy",
-            "--strict",
-            "--no-error-summary",
-            "--show-error-codes",
-            "--hide-error-context",
-            "--no-pretty",
-            "--cache-dir",
-            str(tmp_path / "cache"),
-            "typed.py",
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert proc.stderr == "", proc.stderr
-    found: set[tuple[int, str, str]] = set()
-    for line in proc.stdout.splitlines():
-        match = _FINDING.match(line)
-        assert match, f"unexpected mypy output: {line}\n{proc.stdout}"
-        number, kind, message, code = match.groups()
-        if kind == "error":
-            found.add((int(number), kind, code))
-        elif message.startswith("Revealed type"):
-            found.add((int(number), kind, message))
-        # other notes explain an error already counted (overload variants, "defined in")
-    assert found == expected, proc.stdout
-    assert proc.returncode == 1  # the errors above, nothing else
+    check_marks(GOOD + CHECKS, tmp_path)
 
 
 def test_every_typed_option_registers() -> None:

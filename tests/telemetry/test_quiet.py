@@ -10,6 +10,18 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def _run(script: str) -> None:
+    """Run `script` in a fresh interpreter; it prints "ok" when its checks pass."""
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True, text=True, timeout=120, cwd=REPO, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
 QUIET = """
 import json, logging
 from opentelemetry import trace
@@ -71,12 +83,7 @@ print("ok")
 
 
 def test_nothing_is_computed_when_nothing_records() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", QUIET],
-        capture_output=True, text=True, timeout=120, cwd=REPO, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "ok"
+    _run(QUIET)
 
 
 SAMPLED_OUT = """
@@ -131,9 +138,57 @@ print("ok")
 
 
 def test_a_sampled_out_span_is_not_written_but_the_histogram_is() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", SAMPLED_OUT],
-        capture_output=True, text=True, timeout=120, cwd=REPO, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "ok"
+    _run(SAMPLED_OUT)
+
+
+CLIENT_QUIET = """
+import asyncio
+from opentelemetry import context, trace
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+from mcpgen import Client, Server
+from mcpgen.telemetry import _calling
+from mcpgen_types import latest as t
+from tests.telemetry.app import build
+
+def refuse(*args, **kwargs):
+    raise AssertionError("read a frame with nothing to record and nothing to pass on")
+
+async def accept(params):
+    return t.ElicitResult(action="accept", content={"sure": True})
+
+server = Server("quiet")
+
+@server.tool(threaded=False)
+def trace_id() -> str:
+    ctx = trace.get_current_span().get_span_context()
+    return format(ctx.trace_id, "032x") if ctx.is_valid else "none"
+
+async def main():
+    real = _calling.probe, _calling.inject_meta, _calling.Envelope
+    _calling.probe = _calling.inject_meta = _calling.Envelope = refuse
+    # A legacy session: its handshake sends a notification, and the server asks the
+    # client for input (a request the client receives).
+    async with Client.memory(server, telemetry=True, era="legacy") as client:
+        assert (await client.call_tool("trace_id", {})).content[0].text == "none"
+    async with Client.memory(build(), telemetry=True, era="legacy", on_elicitation=accept) as c:
+        assert (await c.call_tool("confirm", {"action": "ship"})).content[0].text == "accept:ship"
+    _calling.probe, _calling.inject_meta, _calling.Envelope = real
+    async with Client.memory(server, telemetry=True) as client:
+        # A context current in the application (e.g. taken from an incoming HTTP
+        # request by other instrumentation) still travels to the server.
+        remote = SpanContext(0x0AF7651916CD43DD8448EB211C80319C, 0xB7AD6B7169203331, True,
+                             TraceFlags(1))
+        token = context.attach(trace.set_span_in_context(NonRecordingSpan(remote)))
+        try:
+            text = (await client.call_tool("trace_id", {})).content[0].text
+        finally:
+            context.detach(token)
+        assert text == "0af7651916cd43dd8448eb211c80319c", text
+    print("ok")
+
+asyncio.run(main())
+"""
+
+
+def test_a_client_with_nothing_to_record_sends_frames_untouched() -> None:
+    _run(CLIENT_QUIET)

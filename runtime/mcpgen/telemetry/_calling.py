@@ -29,6 +29,7 @@ from mcpgen.telemetry._common import (
     inject_meta,
     notable,
     probe,
+    quiet,
     remote_parent,
 )
 from mcpgen.telemetry._logs import current_request, install_log_context
@@ -64,6 +65,10 @@ def _session_attrs(connection: Connection, attrs: dict[str, Any]) -> dict[str, A
     return attrs
 
 
+def _request_id(rid: object) -> str | None:
+    return None if rid is None or type(rid) is bool else str(rid)
+
+
 def _answer(incoming: Incoming) -> Envelope:
     """The reply as the operation reads it (an error code, isError, MRTR state)."""
     env = Envelope(id=incoming.id)
@@ -76,6 +81,12 @@ def _answer(incoming: Incoming) -> Envelope:
             found = probe(b'{"result":' + raw + b"}")
             env.result = found.result if found is not None else None
     return env
+
+
+def _idle() -> bool:
+    """Nothing records and nothing is current to pass on (the usual case when no SDK
+    is configured): a message needs only the log context."""
+    return quiet() and not otel_context.get_current()
 
 
 def instrument(connection: Connection) -> None:
@@ -92,6 +103,12 @@ def instrument(connection: Connection) -> None:
     ) -> Answer:
         if not started:
             started.append(time.perf_counter())
+        if _idle():
+            mark = current_request.set(frame)  # read only if a record is made
+            try:
+                return await exchange(rid, frame, headers, timeout)
+            finally:
+                current_request.reset(mark)
         env = probe(frame)
         if env is None:
             return await exchange(rid, frame, headers, timeout)
@@ -115,7 +132,7 @@ def instrument(connection: Connection) -> None:
     async def traced_send(
         frame: bytes, headers: Mapping[str, str] | None = None, request_id: RequestId | None = None
     ) -> None:
-        env = probe(frame) if request_id is None else None
+        env = probe(frame) if request_id is None and not _idle() else None
         if env is None or env.id is not None or type(env.method) is not str:
             await send(frame, headers, request_id)  # a request (its exchange has a span)
             return
@@ -131,9 +148,15 @@ def instrument(connection: Connection) -> None:
     async def traced_serve(incoming: Incoming) -> None:
         """A server-to-client request (legacy sessions): the client is its receiver."""
         params = incoming.params or {}
-        env = Envelope(
-            id=incoming.id, method=incoming.method, params=Params(meta=params.get("_meta"))
-        )
+        meta = params.get("_meta")
+        if _idle() and (type(meta) is not dict or "traceparent" not in meta):
+            mark = current_request.set((incoming.method or "", _request_id(incoming.id)))
+            try:
+                await serve(incoming)
+            finally:
+                current_request.reset(mark)
+            return
+        env = Envelope(id=incoming.id, method=incoming.method, params=Params(meta=meta))
         attrs = _session_attrs(connection, dict(transport))
         parent = remote_parent(env.params.meta) if env.params is not None else None
         op = Operation(env, SpanKind.SERVER, parent, [], attrs, SERVER_OPERATIONS)

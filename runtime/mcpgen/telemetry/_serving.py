@@ -144,8 +144,10 @@ class TracedSession(Session):
         if not tracing():
             return Operation(env, SpanKind.SERVER, parent, [], attrs, _operations)
         links = _book.links(env)
-        ambient = trace.get_current_span().get_span_context()
-        if ambient.is_valid:  # e.g. an HTTP server span around us: a link, not the parent
+        current = otel_context.get_current()
+        ambient = trace.get_current_span(current).get_span_context() if current else None
+        if ambient is not None and ambient.is_valid:
+            # e.g. an HTTP server span around us: a link, not the parent
             links.append(Link(ambient, {"mcpgen.link": "transport"}))
         return Operation(env, SpanKind.SERVER, parent, links, attrs, _operations)
 
