@@ -24,7 +24,8 @@ MODE (``configure``):
 - ``traces``: an SDK ``TracerProvider`` (AlwaysOn) with a ``SimpleSpanProcessor`` whose
   exporter drops every span; no meter provider.
 - ``sdk``: ``traces`` plus an SDK ``MeterProvider`` with an in-memory reader.
-- ``sampled``: ``sdk`` with ``ParentBased(TraceIdRatioBased(0.01))`` as the sampler.
+- ``sampled``: ``sdk`` with ``ParentBased(TraceIdRatioBased(0.01))`` as the sampler;
+  ``traces-sampled``: ``traces`` with that sampler.
 """
 
 from __future__ import annotations
@@ -38,12 +39,12 @@ from typing import Any
 # ruff: noqa: PLC0415
 
 SERVERS = ("mcpgen", "official", "official-mcpserver")
-MODES = ("off", "api", "traces", "sdk", "sampled")
+MODES = ("off", "api", "traces", "traces-sampled", "sdk", "sampled")
 
 
 def configure(mode: str) -> None:
     """Set the global providers ``mode`` asks for (nothing for ``off`` and ``api``)."""
-    if mode not in ("traces", "sdk", "sampled"):
+    if mode in ("off", "api"):
         return
     from opentelemetry import metrics, trace
     from opentelemetry.sdk.metrics import MeterProvider
@@ -58,11 +59,11 @@ def configure(mode: str) -> None:
         def export(self, spans: Any) -> SpanExportResult:
             return SpanExportResult.SUCCESS
 
-    sampler = ParentBased(TraceIdRatioBased(0.01)) if mode == "sampled" else ALWAYS_ON
+    sampler = ParentBased(TraceIdRatioBased(0.01)) if mode.endswith("sampled") else ALWAYS_ON
     provider = TracerProvider(sampler=sampler)
     provider.add_span_processor(SimpleSpanProcessor(Drop()))
     trace.set_tracer_provider(provider)
-    if mode != "traces":
+    if not mode.startswith("traces"):
         metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
 
 

@@ -14,7 +14,7 @@ official ones need the benchmark venv (`bench/run.sh`).
 `--mode traces`: an SDK tracer provider whose exporter drops every span; no meter
 provider. `--mode sdk`: that and a meter provider with an in-memory reader (the cost
 of recording, not of exporting). `--mode sampled`: as `sdk`, with
-ParentBased(TraceIdRatioBased(0.01)) as the sampler.
+ParentBased(TraceIdRatioBased(0.01)) as the sampler; `traces-sampled`: `traces` with it.
 `--mode bare-sdk` / `bare-span` / `bare-record`: no MCP server at all, only what the SDK
 costs per span and histogram record / per span / per record.
 `--tree DIR`: serve mcpgen from another checkout's runtime (e.g. /work/main, for "before").

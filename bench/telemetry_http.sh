@@ -2,7 +2,7 @@
 # Requests per second of a modern Streamable HTTP tools/call (uvicorn, one worker, wrk
 # with 16 connections) per server and telemetry mode of bench/_telemetry.py: off / on
 # with the API's no-op providers / on with an SDK provider whose exporter drops spans
-# (`traces`: no meter provider; `sdk`: with one; `sampled`: 1%). Every server and mode
+# (`traces`: no meter provider; `sdk`: with one; `sampled`, `traces-sampled`: 1%). Every server and mode
 # takes its turn in each of ROUNDS rounds, so a ratio to `off` pairs runs of one round.
 #   bench/telemetry_http.sh [ROUNDS] [SECONDS]
 #   SERVERS="mcpgen official" MODES="off api sdk" bench/telemetry_http.sh 5 3
