@@ -9,8 +9,9 @@
 #
 # The venv gets this project (editable, with its `http` extra: uvicorn, httptools and
 # uvloop, so every HTTP server under test runs on the same uvicorn stack) and the pinned
-# official SDK. They are (re)installed only when the pin, the extras or pyproject.toml
-# changed since the last run.
+# official SDK, and the OpenTelemetry SDK (the recording modes of bench/_telemetry.py).
+# They are (re)installed only when the pin, the extras or pyproject.toml changed since
+# the last run.
 set -euo pipefail
 
 if [[ $# -lt 1 || "$1" == -* ]]; then
@@ -28,6 +29,7 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${BENCH_VENV:-$repo/.venv-bench}"
 python="${PYTHON:-python3}"
 official_sdk="mcp==2.3.0"
+otel_sdk="opentelemetry-sdk"
 extras="http"
 
 if [[ ! -x "$venv/bin/python" ]]; then
@@ -36,11 +38,11 @@ if [[ ! -x "$venv/bin/python" ]]; then
 fi
 
 stamp="$venv/.mcpgen-codec-bench"
-want="$official_sdk [$extras] $(sha256sum "$repo/pyproject.toml" | cut -d' ' -f1)"
+want="$official_sdk $otel_sdk [$extras] $(sha256sum "$repo/pyproject.toml" | cut -d' ' -f1)"
 if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
     echo "run.sh: installing mcpgen[$extras] (editable) and $official_sdk into $venv" >&2
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-        -e "$repo[$extras]" "$official_sdk"
+        -e "$repo[$extras]" "$official_sdk" "$otel_sdk"
     printf '%s\n' "$want" >"$stamp"
 fi
 

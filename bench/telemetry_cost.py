@@ -1,23 +1,31 @@
-"""Instructions per stdio tools/call with telemetry off and on (callgrind), the way
+"""Instructions per tools/call with telemetry off and on (callgrind), the way
 bench/suite.py counts them: the server runs under valgrind with instrumentation off,
 a warm-up, then two dumped segments of N1 and N2 calls: per call = (I2 - I1) / (N2 - N1).
 
-    .venv/bin/python bench/telemetry_cost.py [--tree DIR] [--mode off|api|sdk] [--n1 --n2]
+    .venv/bin/python bench/telemetry_cost.py [--tree DIR] [--mode MODE] [--http] [--n1 --n2]
+    bench/run.sh bench/telemetry_cost.py --server official [--mode MODE] [--http]
 
-`--tree DIR`: serve from another checkout's runtime (e.g. /work/main, for "before").
-`--http`: the same over Streamable HTTP (uvicorn, one keep-alive connection).
-`--mode api`: telemetry=True with no SDK configured (the API's no-op providers);
-`--mode bare-sdk`: no mcpgen at all, only what the SDK costs per span and record;
-`--mode sampled`: as `sdk`, with ParentBased(TraceIdRatioBased(0.01)) as the sampler;
-`--mode sdk`: telemetry=True with an SDK tracer provider whose exporter drops every
-span and a meter provider with an in-memory reader (the cost of recording, not of
-exporting).
+The server and the modes are those of `bench/_telemetry.py`:
+`--server mcpgen` (default), `official` (the official SDK's low-level `Server`, its
+OpenTelemetry middleware as shipped) or `official-mcpserver` (its `MCPServer`); the
+official ones need the benchmark venv (`bench/run.sh`).
+`--mode off`: mcpgen without telemetry; the official server without its middleware.
+`--mode api`: telemetry on with no SDK configured (the API's no-op providers).
+`--mode traces`: an SDK tracer provider whose exporter drops every span; no meter
+provider. `--mode sdk`: that and a meter provider with an in-memory reader (the cost
+of recording, not of exporting). `--mode sampled`: as `sdk`, with
+ParentBased(TraceIdRatioBased(0.01)) as the sampler; `traces-sampled`: `traces` with it.
+`--mode bare-sdk` / `bare-span` / `bare-record`: no MCP server at all, only what the SDK
+costs per span and histogram record / per span / per record.
+`--tree DIR`: serve mcpgen from another checkout's runtime (e.g. /work/main, for "before").
+`--http`: over Streamable HTTP (uvicorn, one keep-alive connection), not stdio.
 """
 
 from __future__ import annotations
 
 import argparse
 import http.client
+import importlib.util
 import json
 import os
 import re
@@ -29,39 +37,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import _telemetry
+
 HERE = Path(__file__).resolve().parent
-SERVER = """
-import sys
-from mcpgen import Server
-mode = sys.argv[1]
-if mode in ("sdk", "sampled"):
-    from opentelemetry import metrics, trace
-    from opentelemetry.sdk.metrics import MeterProvider
-    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
-
-    class Drop(SpanExporter):
-        def export(self, spans):
-            return SpanExportResult.SUCCESS
-
-    from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased, TraceIdRatioBased
-    sampler = ParentBased(TraceIdRatioBased(0.01)) if mode == "sampled" else ALWAYS_ON
-    provider = TracerProvider(sampler=sampler)
-    provider.add_span_processor(SimpleSpanProcessor(Drop()))
-    trace.set_tracer_provider(provider)
-    metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
-server = Server("bench", "1.0.0", **({"telemetry": True} if mode != "off" else {}))
-
-@server.tool(threaded=False)
-def echo(text: str) -> str:
-    return text
-
-if len(sys.argv) > 2:
-    server.run("http", port=int(sys.argv[2]))
-else:
-    server.run()
-"""
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},
@@ -112,11 +90,10 @@ def control(*args: str) -> None:
 
 
 def measure(
-    tree: Path | None, mode: str, n1: int, n2: int, warmup: int, http: bool
+    server: str, tree: Path | None, mode: str, n1: int, n2: int, warmup: int, http: bool
 ) -> tuple[float, float]:
     work = Path(tempfile.mkdtemp(prefix="otel-cost-"))
-    script = work / "server.py"
-    script.write_text(SERVER)
+    script = HERE / "_telemetry.py"
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     env.pop("MCPGEN_OTEL", None)
     if tree is not None:
@@ -125,7 +102,7 @@ def measure(
     argv = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
     port = _free_port() if http else 0
     proc = subprocess.Popen(
-        [*argv, sys.executable, str(script), mode, *([str(port)] if http else [])],
+        [*argv, sys.executable, str(script), server, mode, *([str(port)] if http else [])],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
     )  # fmt: skip
     assert proc.stdin is not None
@@ -164,37 +141,31 @@ def measure(
 
 BARE = """
 import sys
+sys.path.insert(0, sys.argv[2])
+from _telemetry import configure
 from opentelemetry import metrics, trace
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 
-class Drop(SpanExporter):
-    def export(self, spans):
-        return SpanExportResult.SUCCESS
-
-provider = TracerProvider()
-provider.add_span_processor(SimpleSpanProcessor(Drop()))
-trace.set_tracer_provider(provider)
-metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
+configure("sdk")
 tracer = trace.get_tracer("bare")
 histogram = metrics.get_meter("bare").create_histogram("d", unit="s")
 kind = trace.SpanKind.SERVER
+span_too, record_too = sys.argv[3] != "record", sys.argv[3] != "span"
 for _ in range(int(sys.argv[1])):
     attrs = {"mcp.method.name": "tools/call", "jsonrpc.request.id": "1",
              "gen_ai.tool.name": "echo", "gen_ai.operation.name": "execute_tool",
              "mcp.protocol.version": "2026-07-28"}
-    span = tracer.start_span("tools/call echo", None, kind, attrs)
-    span.end()
-    del attrs["jsonrpc.request.id"]
-    histogram.record(0.001, attrs)
+    if span_too:
+        tracer.start_span("tools/call echo", None, kind, attrs).end()
+    if record_too:
+        del attrs["jsonrpc.request.id"]
+        histogram.record(0.001, attrs)
 """
 
 
-def bare(n1: int, n2: int) -> float:
-    """What the OpenTelemetry SDK alone costs per span + histogram record (no mcpgen):
-    whole-process counts of two runs, (I2 - I1) / (N2 - N1)."""
+def bare(part: str, n1: int, n2: int) -> float:
+    """What the OpenTelemetry SDK alone costs per span and histogram record (``part``
+    "both"), per span ("span") or per record ("record"), no MCP server: whole-process
+    counts of two runs, (I2 - I1) / (N2 - N1)."""
     work = Path(tempfile.mkdtemp(prefix="otel-cost-"))
     script = work / "bare.py"
     script.write_text(BARE)
@@ -203,7 +174,9 @@ def bare(n1: int, n2: int) -> float:
         out = work / f"callgrind.{n}"
         argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
         subprocess.run(
-            [*argv, sys.executable, str(script), str(n)], check=True, capture_output=True
+            [*argv, sys.executable, str(script), str(n), str(HERE), part],
+            check=True,
+            capture_output=True,
         )
         found = TOTALS.search(out.read_bytes())
         assert found is not None
@@ -214,21 +187,28 @@ def bare(n1: int, n2: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tree", type=Path)
-    modes = ["off", "api", "sdk", "sampled", "bare-sdk"]
-    parser.add_argument("--mode", choices=modes, default="off")
+    parser.add_argument("--server", choices=_telemetry.SERVERS, default="mcpgen")
+    bare_modes = {"bare-sdk": "both", "bare-span": "span", "bare-record": "record"}
+    parser.add_argument("--mode", choices=[*_telemetry.MODES, *bare_modes], default="off")
     parser.add_argument("--http", action="store_true", help="Streamable HTTP, not stdio")
     parser.add_argument("--n1", type=int, default=500)
     parser.add_argument("--n2", type=int, default=2000)
     parser.add_argument("--warmup", type=int, default=300)
     args = parser.parse_args()
     started = time.monotonic()
-    if args.mode == "bare-sdk":
-        print(f"the SDK alone: {bare(args.n1, args.n2):,.0f} Ir per span + histogram record")
+    if args.mode in bare_modes:
+        part = bare_modes[args.mode]
+        what = {"both": "span + histogram record", "span": "span", "record": "histogram record"}
+        print(f"the SDK alone: {bare(part, args.n1, args.n2):,.0f} Ir per {what[part]}")
         return
-    per_call, check = measure(args.tree, args.mode, args.n1, args.n2, args.warmup, args.http)
+    if args.server != "mcpgen" and importlib.util.find_spec("mcp") is None:
+        raise SystemExit("the official SDK is not installed here: use bench/run.sh")
+    per_call, check = measure(
+        args.server, args.tree, args.mode, args.n1, args.n2, args.warmup, args.http
+    )
     where = args.tree or "this checkout"
     print(
-        f"{where} {'http' if args.http else 'stdio'} telemetry {args.mode}: "
+        f"{args.server} ({where}) {'http' if args.http else 'stdio'} telemetry {args.mode}: "
         f"{per_call:,.0f} Ir per call "
         f"(check {check:,.0f}; {time.monotonic() - started:.0f} s)"
     )
