@@ -178,9 +178,11 @@ def test_no_cors_unless_origins_are_listed(options: dict[str, Any]) -> None:
 
 
 def test_an_unknown_path_is_still_404() -> None:
-    response = preflight(app(), "/elsewhere")
-    assert response.status_code == 404
-    assert response.headers["access-control-allow-origin"] == WEB  # readable, harmless
+    """A preflight is answered on the app's endpoints only."""
+    for asgi in (app(), protected()):
+        response = preflight(asgi, "/elsewhere")
+        assert response.status_code == 404
+        assert "access-control-allow-methods" not in response.headers
 
 
 # -- actual responses ------------------------------------------------------------------------------
@@ -279,3 +281,32 @@ def test_the_http_sse_stream_is_readable() -> None:
     assert "mcp-session-id" in headers["access-control-expose-headers"]
     assert first is not None and first["event"] == "endpoint"
     assert first["data"].startswith("/messages?session_id=")
+
+
+def test_a_message_post_of_the_http_sse_transport_is_readable() -> None:
+    response = call(app(), "POST", "/messages", {**LEGACY, "origin": WEB}, rpc(1, "ping"))
+    assert response.status_code == 400  # no session_id
+    assert_allowed(response)
+
+
+def test_behind_auth_an_authorized_reply_is_readable() -> None:
+    headers = {**modern_headers("tools/call", "echo"), "origin": WEB}
+    response = call(
+        protected(),
+        "POST",
+        "/mcp",
+        {**headers, "authorization": "Bearer t-user"},
+        body(1, "tools/call", {"name": "echo", "arguments": {"text": "hi"}}),
+    )
+    assert response.status_code == 200
+    assert response.json()["result"]["content"][0]["text"] == "hi"
+    assert_allowed(response)
+
+
+def test_behind_auth_an_origin_not_listed_gets_no_cors() -> None:
+    response = preflight(protected(), "/mcp", origin=EVIL)
+    assert response.status_code == 401  # the gate, as without CORS: no token
+    assert cors_headers(response) == {}
+    metadata = preflight(protected(), "/.well-known/oauth-protected-resource/mcp", origin=EVIL)
+    assert metadata.status_code == 405
+    assert cors_headers(metadata) == {}

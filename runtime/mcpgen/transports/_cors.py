@@ -14,16 +14,17 @@ origin allowed only by the loopback default, not `null`, and never `*`. Credenti
 not allowed: MCP sends its token in `Authorization`, which a page can set without them,
 and cookies play no part.
 
-The wrapper sits in front of the whole app (the auth gate included), so a preflight,
-which carries no token, is answered before authentication; and every actual response of
-an allowed origin, errors (401, 403, 404, 400) and SSE streams included, carries the
-origin and the headers a client must read. An app that lists no origin is served
-without the wrapper, and a request without a listed `Origin` costs one look through its
-headers.
+A preflight carries no token, so behind an auth gate CORS sits in front of the gate
+(`Cors.front`); without one the app asks `Cors.admit` once it has read the headers and
+passed the rebinding check. Either way every actual response of a listed origin, errors
+(400, 401, 403, 404) and SSE streams included, carries the origin and the headers a
+client must read. An app that lists no origin runs no CORS code at all, and one without
+auth pays a dictionary lookup for a request without an `Origin`.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -39,7 +40,7 @@ from mcpgen.transports._asgi import (
 if TYPE_CHECKING:
     from mcpgen.auth._server import AuthGate
 
-__all__ = ["ALLOW_HEADERS", "EXPOSE_HEADERS", "with_cors"]
+__all__ = ["ALLOW_HEADERS", "EXPOSE_HEADERS", "Cors", "answered", "with_cors"]
 
 Serve = Callable[[Scope, Receive, Send], Awaitable[None]]
 
@@ -97,15 +98,28 @@ class _App(Protocol):
     def gate(self) -> AuthGate | None: ...
 
 
-def with_cors(app: _App, serve: Serve) -> Serve:
-    """`serve` itself when the app lists no origin (or CORS is off), else `serve` behind
-    the CORS answers for the listed origins."""
+def with_cors(app: _App, serve: Serve) -> tuple[Cors | None, Serve]:
+    """The CORS of an app that lists origins, and the function that serves a request.
+
+    Without a listed origin (or with CORS off): no CORS, `serve` itself. Without auth:
+    the app asks `Cors.admit` once it has read the request's headers (a request without
+    an `Origin` costs nothing more). Behind an auth gate: preflights must be answered
+    before the gate asks for a token, and its 401s must be readable, so `serve` is
+    wrapped; the wrapper looks for the `Origin` itself."""
     options = app.options
     listed = options.allowed_origins if options.cors else None
     origins = frozenset(o for o in listed or () if o != "null")  # `null` is never echoed
     if not origins:
-        return serve
-    return _Cors(app, origins, serve).__call__
+        return None, serve
+    cors = Cors(app, origins)
+    if app.gate is None:
+        return cors, serve
+    return None, functools.partial(cors.front, serve)
+
+
+async def answered(message: dict[str, Any]) -> None:
+    """What `Cors.admit` hands back for a preflight it answered: the request is done."""
+    raise AssertionError("a preflight was answered already")
 
 
 def _header(scope: Scope, wanted: bytes) -> bytes | None:
@@ -125,25 +139,36 @@ _EXPOSE = ", ".join(EXPOSE_HEADERS).encode()
 _ALLOW = frozenset(ALLOW_HEADERS)
 
 
-class _Cors:
-    def __init__(self, app: _App, origins: frozenset[str], serve: Serve) -> None:
+class Cors:
+    """The CORS answers of one app, for its listed origins."""
+
+    def __init__(self, app: _App, origins: frozenset[str]) -> None:
         self.app = app
-        self.origins = frozenset(o.encode("latin-1") for o in origins)
-        self.serve = serve
+        self.origins = origins
         self.path = app.options.path.rstrip("/")
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        origin = _header(scope, b"origin")
-        if origin is None or origin not in self.origins:
-            await self.serve(scope, receive, send)  # not a browser from a listed origin
-            return
+    async def front(self, serve: Serve, scope: Scope, receive: Receive, send: Send) -> None:
+        """`serve` (an auth gate) behind CORS."""
+        raw = _header(scope, b"origin")
+        if raw is not None:
+            send = await self.admit(scope, send, raw.decode("latin-1"))
+            if send is answered:
+                return
+        await serve(scope, receive, send)
+
+    async def admit(self, scope: Scope, send: Send, origin: str) -> Send:
+        """For a request with an `Origin`: `send` itself when the origin is not listed;
+        `answered` once a preflight from a listed one is answered; else a `send` that
+        puts the CORS headers on the response."""
+        if origin not in self.origins:
+            return send
         if scope["method"] == "OPTIONS" and _header(scope, b"access-control-request-method"):
             methods = self._methods(scope)
             if methods is not None:
                 await self._preflight(scope, send, origin, methods)
-                return
+                return answered
         added = [
-            (b"access-control-allow-origin", origin),
+            (b"access-control-allow-origin", origin.encode("latin-1")),
             (b"access-control-expose-headers", _EXPOSE),
             (b"vary", b"origin"),
         ]
@@ -153,7 +178,7 @@ class _Cors:
                 message = {**message, "headers": [*message.get("headers", ()), *added]}
             await send(message)
 
-        await self.serve(scope, receive, send_allowed)
+        return send_allowed
 
     def _methods(self, scope: Scope) -> bytes | None:
         """The methods the endpoint at the request's path serves; None: not an endpoint
@@ -170,9 +195,9 @@ class _Cors:
             return b"GET"
         return None
 
-    async def _preflight(self, scope: Scope, send: Send, origin: bytes, methods: bytes) -> None:
+    async def _preflight(self, scope: Scope, send: Send, origin: str, methods: bytes) -> None:
         host = _header(scope, b"host") or b""
-        headers = {"host": host.decode("latin-1"), "origin": origin.decode("latin-1")}
+        headers = {"host": host.decode("latin-1"), "origin": origin}
         bound = (scope.get("server") or ("", 0))[0]
         denied = judge_host_and_origin(self.app.options, bound, headers)
         if denied is not None:  # a Host the app refuses: the same 403, no CORS
@@ -186,7 +211,7 @@ class _Cors:
         ]
         allow = ", ".join([*ALLOW_HEADERS, *extra]).encode("latin-1")
         answer = [
-            (b"access-control-allow-origin", origin),
+            (b"access-control-allow-origin", origin.encode("latin-1")),
             (b"access-control-allow-methods", methods),
             (b"access-control-allow-headers", allow),
             (b"access-control-max-age", b"%d" % MAX_AGE),

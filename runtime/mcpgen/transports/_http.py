@@ -47,7 +47,7 @@ from mcpgen.transports._asgi import (
     uvicorn_server,
 )
 from mcpgen.transports._background import start_kept
-from mcpgen.transports._cors import with_cors
+from mcpgen.transports._cors import answered, with_cors
 from mcpgen.transports._http_auth import auth_gate
 from mcpgen.transports._lifespan import AppLifespan
 from mcpgen.transports._port import ServerPort
@@ -179,7 +179,7 @@ class McpAsgiApp:
             None if o.sse_path is None else LegacySse(self, o.sse_path, o.messages_path)
         )
         self.gate, self._serve = auth_gate(self, auth, self._path, features)
-        self._serve = with_cors(self, self._serve)  # itself when no origin is listed
+        self.cors, self._serve = with_cors(self, self._serve)  # (None, itself): none listed
         self.life = AppLifespan(server, self.shutdown)  # ASGI lifespan, or the first request
         self.lifespan = self.life.host_lifespan  # for a host: `FastAPI(lifespan=app.lifespan)`
 
@@ -230,6 +230,10 @@ class McpAsgiApp:
         if denied is not None:
             await json_response(send, denied, 403)
             return
+        if self.cors is not None and "origin" in headers:  # a browser: CORS if it is listed
+            send = await self.cors.admit(scope, send, headers["origin"])
+            if send is answered:
+                return  # its preflight
         if old is not None:
             await old.handle(path, scope, receive, send, headers)
             return
@@ -312,9 +316,8 @@ class McpAsgiApp:
         task = None if handle is None else _task(handle)
         # The session whose SSE events carry ids (from the event store), if any.
         legacy_ids = http_session.id if http_session is not None and resumable(session) else None
-        on_disconnect = (
-            None if http_session is not None else session.close
-        )  # modern: disconnect cancels
+        # modern: the client disconnecting cancels the request
+        on_disconnect = None if http_session is not None else session.close
         await self._respond(
             send, receive, channel, task, extra, legacy_ids, sse_ok, json_ok, on_disconnect
         )
