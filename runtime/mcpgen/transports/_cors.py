@@ -144,7 +144,15 @@ class Cors:
 
     def __init__(self, app: _App, origins: frozenset[str]) -> None:
         self.app = app
-        self.origins = origins
+        # Per listed origin, what its actual responses get (built once).
+        self.added = {
+            origin: [
+                (b"access-control-allow-origin", origin.encode("latin-1")),
+                (b"access-control-expose-headers", _EXPOSE),
+                (b"vary", b"origin"),
+            ]
+            for origin in origins
+        }
         self.path = app.options.path.rstrip("/")
 
     async def front(self, serve: Serve, scope: Scope, receive: Receive, send: Send) -> None:
@@ -160,22 +168,18 @@ class Cors:
         """For a request with an `Origin`: `send` itself when the origin is not listed;
         `answered` once a preflight from a listed one is answered; else a `send` that
         puts the CORS headers on the response."""
-        if origin not in self.origins:
+        added = self.added.get(origin)
+        if added is None:
             return send
         if scope["method"] == "OPTIONS" and _header(scope, b"access-control-request-method"):
             methods = self._methods(scope)
             if methods is not None:
                 await self._preflight(scope, send, origin, methods)
                 return answered
-        added = [
-            (b"access-control-allow-origin", origin.encode("latin-1")),
-            (b"access-control-expose-headers", _EXPOSE),
-            (b"vary", b"origin"),
-        ]
 
         async def send_allowed(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", ()), *added]}
+            if message["type"] == "http.response.start":  # a fresh dict: ours to change
+                message["headers"] = [*message.get("headers", ()), *added]
             await send(message)
 
         return send_allowed
