@@ -51,7 +51,16 @@ def test_core_imports_no_io(path: Path) -> None:
 TRANSPORTS = REPO / "runtime" / "mcpgen" / "transports"
 SERVER_TRANSPORTS = sorted(
     TRANSPORTS / f"{name}.py"
-    for name in ("_asgi", "_http", "_memory", "_port", "_sessions", "_sse_legacy", "_stdio")
+    for name in (
+        "_asgi",
+        "_cors",
+        "_http",
+        "_memory",
+        "_port",
+        "_sessions",
+        "_sse_legacy",
+        "_stdio",
+    )
 )
 REVISION = re.compile(r"\d{4}-\d{2}-\d{2}")
 

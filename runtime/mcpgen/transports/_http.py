@@ -9,7 +9,8 @@ their SSE events in an `EventStore`, replayed after `Last-Event-ID` (`_sessions`
 
 The deprecated 2024-11-05 HTTP+SSE transport is served on two more paths
 (`_sse_legacy`). Security: Host/Origin checks against DNS rebinding (on by default when
-the server listens on a loopback address) on every path, and a request body cap.
+the server listens on a loopback address) on every path, and a request body cap. CORS
+answers go to browsers from the listed `allowed_origins` only (`_cors`).
 
 Statuses come from the core: each error frame carries the status the protocol layer
 chose; this module adds only HTTP-level ones (403, 404 for unknown sessions, 405,
@@ -46,6 +47,7 @@ from mcpgen.transports._asgi import (
     uvicorn_server,
 )
 from mcpgen.transports._background import start_kept
+from mcpgen.transports._cors import answered, with_cors
 from mcpgen.transports._http_auth import auth_gate
 from mcpgen.transports._lifespan import AppLifespan
 from mcpgen.transports._port import ServerPort
@@ -82,6 +84,7 @@ class HttpOptions(msgspec.Struct, frozen=True):
     dns_rebinding_protection: bool | None = None
     allowed_hosts: Sequence[str] | None = None  # host names (any port), when protecting
     allowed_origins: Sequence[str] | None = None  # full origins, e.g. "https://app.example"
+    cors: bool = True  # CORS answers for the listed allowed_origins; False: your middleware's
     sse_retry_ms: int = 3000
     shutdown_grace_seconds: float = 5.0
     session_idle_seconds: float = 1800.0
@@ -176,6 +179,7 @@ class McpAsgiApp:
             None if o.sse_path is None else LegacySse(self, o.sse_path, o.messages_path)
         )
         self.gate, self._serve = auth_gate(self, auth, self._path, features)
+        self.cors, self._serve = with_cors(self, self._serve)  # (None, itself): none listed
         self.life = AppLifespan(server, self.shutdown)  # ASGI lifespan, or the first request
         self.lifespan = self.life.host_lifespan  # for a host: `FastAPI(lifespan=app.lifespan)`
 
@@ -226,6 +230,10 @@ class McpAsgiApp:
         if denied is not None:
             await json_response(send, denied, 403)
             return
+        if self.cors is not None and "origin" in headers:  # a browser: CORS if it is listed
+            send = await self.cors.admit(scope, send, headers["origin"])
+            if send is answered:
+                return  # its preflight
         if old is not None:
             await old.handle(path, scope, receive, send, headers)
             return
@@ -308,9 +316,8 @@ class McpAsgiApp:
         task = None if handle is None else _task(handle)
         # The session whose SSE events carry ids (from the event store), if any.
         legacy_ids = http_session.id if http_session is not None and resumable(session) else None
-        on_disconnect = (
-            None if http_session is not None else session.close
-        )  # modern: disconnect cancels
+        # modern: the client disconnecting cancels the request
+        on_disconnect = None if http_session is not None else session.close
         await self._respond(
             send, receive, channel, task, extra, legacy_ids, sse_ok, json_ok, on_disconnect
         )
