@@ -2,7 +2,8 @@
 takes from the tools/call that causes it to every open `subscriptions/listen` stream.
 
     .venv/bin/python bench/fanout.py [--streams 1000] [--rounds 20] [--via direct,nginx]
-                                     [--legacy] [--repeat 3] [--json bench/results/fanout.json]
+                                     [--legacy] [--legacy-via direct,nginx] [--monitor]
+                                     [--repeat 3] [--json bench/results/fanout.json]
 
 It starts `examples/cluster/run.sh` (a temporary redis-server, two workers of
 `examples/everything.py`, nginx round robin in front), opens `--streams` modern
@@ -20,8 +21,10 @@ by hand, chunked decoding, a substring count on the SSE data), so that a stream 
 the client a callback per notification and nothing else: on a machine whose cores the
 client shares with the workers, Redis and nginx, its own cost is part of the figure.
 
-`--legacy` adds a third pass: legacy (2025-11-25) sessions with a GET stream each,
-opened through nginx, for the old transport's fan-out.
+`--legacy` adds legacy passes: legacy (2025-11-25) sessions with a GET stream each,
+for the old transport's fan-out, through nginx (`--legacy-via nginx`, the default) or
+to the workers' own ports (`direct`: each session initialized on one worker and its GET
+opened on the other, so that it is live on both, as round robin leaves it).
 """
 
 from __future__ import annotations
@@ -251,6 +254,71 @@ async def _open(
     return streams
 
 
+class Monitor:
+    """Counts what the cluster's Redis runs (MONITOR) while a round is measured: the
+    commands clients send (heartbeats left out), and, of the commands Lua scripts run,
+    the deliveries to a session's log (the dedup lookup each starts with) and the
+    appends. MONITOR slows Redis down: the `--monitor` runs give counts, not times."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.sendall(b"MONITOR\r\n")
+        self.counts = {"commands": 0, "deliveries": 0, "appends": 0}
+        self.on = False
+        self.port = port
+        self.stats = self._commandstats()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        buffer = b""
+        while True:
+            try:
+                chunk = self.sock.recv(1 << 16)
+            except OSError:
+                return
+            if not chunk:
+                return
+            *lines, buffer = (buffer + chunk).split(b"\r\n")
+            if not self.on:
+                continue
+            for line in lines:
+                if b" lua] " in line:
+                    if re.search(rb'"ZSCORE" "[^"]*e-keys:', line):
+                        self.counts["deliveries"] += 1
+                    elif b'"RPUSH"' in line:
+                        self.counts["appends"] += 1
+                elif b'"' in line and not (b'"PUBLISH"' in line and b'"h ' in line):
+                    self.counts["commands"] += 1
+
+    def _commandstats(self) -> tuple[int, int]:
+        """Redis's own tally, over every command so far: (EVALSHA calls, microseconds
+        spent executing commands)."""
+        with socket.create_connection(("127.0.0.1", self.port)) as sock:
+            sock.sendall(b"INFO commandstats\r\n")
+            raw = b""
+            while b"\r\n" not in raw:
+                raw += sock.recv(1 << 16)
+            size = int(raw[1 : raw.index(b"\r\n")])
+            while len(raw) < raw.index(b"\r\n") + 2 + size:
+                raw += sock.recv(1 << 16)
+        scripts = used = 0
+        for name, calls, usec in re.findall(rb"cmdstat_(\w+):calls=(\d+),usec=(\d+)", raw):
+            used += int(usec)
+            if name == b"evalsha":
+                scripts = int(calls)
+        return scripts, used
+
+    def take(self) -> dict[str, int]:
+        counts, self.counts = self.counts, dict.fromkeys(self.counts, 0)
+        before, self.stats = self.stats, self._commandstats()
+        counts["scripts"] = self.stats[0] - before[0]
+        counts["redis_us"] = self.stats[1] - before[1]
+        return counts
+
+    def close(self) -> None:
+        self.sock.close()
+
+
 @dataclass
 class Pass:
     """The figures of one pass: every delay in milliseconds, and what was missing."""
@@ -262,6 +330,7 @@ class Pass:
     missing: int = 0
     round_min_ms: list[float] = field(default_factory=list)  # the first stream served
     round_max_ms: list[float] = field(default_factory=list)  # the last one
+    redis: list[dict[str, int]] = field(default_factory=list)  # per round, with --monitor
 
     @property
     def expected(self) -> int:
@@ -284,6 +353,7 @@ class Pass:
             "first_p50_ms": _pct(sorted(self.round_min_ms), 50),
             "round_min_ms": self.round_min_ms,
             "round_max_ms": self.round_max_ms,
+            **({"redis_per_change": self.redis} if self.redis else {}),
         }
 
 
@@ -305,6 +375,7 @@ async def measure(
     timeout: float = 10.0,
     gap: float = 0.2,
     legacy: bool = False,
+    monitor: Monitor | None = None,
 ) -> Pass:
     """Open `streams` listen streams over `listen_targets`, trigger `rounds` changes
     (alternating over `trigger_targets`) and time each notification's arrival."""
@@ -326,17 +397,24 @@ async def measure(
         sessions = await asyncio.gather(
             *(session(listen_targets[i % len(listen_targets)]) for i in range(streams))
         )
-        requests = [_legacy_get(listen_targets[i % len(listen_targets)], sid)
+        # The GET goes to the next worker: the session is live on two (direct pass).
+        get_targets = [*listen_targets[1:], *listen_targets[:1]]
+        requests = [_legacy_get(get_targets[i % len(get_targets)], sid)
                     for i, sid in enumerate(sessions)]  # fmt: skip
     else:
+        get_targets = list(listen_targets)
         requests = [listen_request(listen_targets[i % len(listen_targets)], i + 1)
                     for i in range(streams)]  # fmt: skip
-    opened = await _open(listen_targets, requests, legacy, timeout)
+    opened = await _open(get_targets, requests, legacy, timeout)
     result = Pass(name, streams, rounds)
     try:
         await asyncio.sleep(0.2)  # the legacy GET streams are registered server-side too
         for r in range(rounds):
             target = trigger_targets[r % len(trigger_targets)]
+            if monitor is not None:
+                await asyncio.sleep(0.3)  # (the heartbeats and write-backs of before)
+                monitor.take()
+                monitor.on = True
             sent = time.perf_counter()
             reply = await _exchange(target, call_request(target, 1000 + r, tool), timeout)
             if b" 200 " not in reply.split(b"\r\n", 1)[0]:
@@ -346,6 +424,10 @@ async def measure(
                 if all(len(s.arrivals) > r for s in opened):
                     break
                 await asyncio.sleep(0.005)
+            if monitor is not None:
+                await asyncio.sleep(0.3)  # MONITOR's lines lag behind
+                monitor.on = False
+                result.redis.append(monitor.take())
             delays = [(s.arrivals[r] - sent) * 1000 for s in opened if len(s.arrivals) > r]
             result.missing += streams - len(delays)
             result.delays_ms.extend(delays)
@@ -410,6 +492,13 @@ class Cluster:
     nginx: Target
     workers: list[Target]
     dir: Path
+
+    @property
+    def redis_port(self) -> int:
+        found = re.search(r"port=(\d+)", (self.dir / "redis.log").read_text())
+        if found is None:
+            raise SystemExit("no port in redis.log")
+        return int(found.group(1))
 
 
 @contextlib.contextmanager
@@ -488,16 +577,22 @@ async def run(args: argparse.Namespace, running: Cluster) -> list[Pass]:
         kinds.append(
             (f"listen, {via}", running.workers if via == "direct" else [running.nginx], False)
         )
+    legacy_via = args.legacy_via.split(",") if args.legacy_via else ["nginx"]
     if args.legacy:
-        kinds.append(("legacy GET, nginx", [running.nginx], True))
+        for via in filter(None, legacy_via):
+            targets = running.workers if via == "direct" else [running.nginx]
+            kinds.append((f"legacy GET, {via}", targets, True))
     passes = []
+    monitor = Monitor(running.redis_port) if args.monitor else None
     for _ in range(args.repeat):
         for name, targets, legacy in kinds:
             passes.append(
                 await measure(name, targets, targets, streams=args.streams, rounds=args.rounds,
-                              timeout=args.timeout, legacy=legacy)
+                              timeout=args.timeout, legacy=legacy, monitor=monitor)
             )  # fmt: skip
             print(table([passes[-1].summary()]).splitlines()[-1], file=sys.stderr)
+            for counts in passes[-1].redis:
+                print(f"  redis per change: {counts}", file=sys.stderr)
     return passes
 
 
@@ -521,6 +616,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--via", default="direct,nginx", help="direct, nginx or both")
     parser.add_argument("--legacy", action="store_true", help="also legacy GET streams")
+    parser.add_argument(
+        "--legacy-via", default="nginx", help="where the legacy passes go: direct, nginx or both"
+    )
+    parser.add_argument(
+        "--monitor", action="store_true", help="count Redis commands per change (slows it)"
+    )
     parser.add_argument("--repeat", type=int, default=1, help="runs of every pass")
     parser.add_argument("--timeout", type=float, default=10.0)
     parser.add_argument("--json", type=Path, help="write the figures here as JSON")

@@ -19,6 +19,19 @@ and an event is never both in an opening GET's backlog and written live by it.
 
 A frame claimed by a stream that closed before writing it is not sent to a GET without
 `Last-Event-ID`; a 2025-11-25 client reconnects with one and gets it by replay.
+
+Handing every frame in from every worker would cost Redis one delivery per session per
+worker per change. So a store that can (`RedisEventStore`) also keeps an index of the
+logs a worker streams: an opening GET records, in its claim, that this worker streams
+the log from the bus's current sequence number on, and the stream's end (the last one
+of the session here) erases it. A worker without a stream hands a frame in only when
+no other worker that is still subscribed to the bus streams the log since before the
+event: that worker receives the event too and hands it in itself. So a change costs one
+delivery per listening session, made by the worker holding its stream, plus a cheap
+check per held session without a stream here; and sessions nobody listens to are kept
+for their next GET as before. A killed worker drops its subscription at once, so the
+others hand its sessions' frames in again from the next event on; an event the others
+skipped in the instant before, which it had not handed in yet, is lost.
 """
 
 from __future__ import annotations
@@ -26,8 +39,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Coroutine, Sequence
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from functools import partial
+from typing import Any, Protocol, cast
 
 from mcpgen._server._state import random_token
 from mcpgen.stores import EventStore, Replay, StoreUnavailableError
@@ -49,9 +63,27 @@ class SharedLog(EventStore, Protocol):
     ) -> list[tuple[str, bytes]] | None: ...
 
 
+class IndexedLog(SharedLog, Protocol):
+    """A shared log that also knows which worker streams each log (`RedisEventStore`)."""
+
+    async def hand_in(
+        self, items: Sequence[tuple[str, str, bytes, bool, int]], worker: str = ""
+    ) -> list[tuple[str | None, bool]]: ...
+
+    async def claim(
+        self, stream_id: str, after: str | None = None, *, worker: str = ""
+    ) -> list[tuple[str, bytes]] | None: ...
+
+    async def release(self, stream_id: str, worker: str) -> None: ...
+
+
 class _SharedBus(Protocol):
     @property
     def dispatching(self) -> bytes | None: ...
+    @property
+    def sequence(self) -> int: ...
+    @property
+    def worker(self) -> str: ...
 
 
 class _Live(Protocol):
@@ -91,9 +123,24 @@ class LogWriter(SseWriter):
     """Writes the items of a standalone stream: `<event id>\\n<frame>`, the id from the
     log (on the wire only in a resumable session)."""
 
-    def __init__(self, send: Send, retry_ms: int, events: SharedLog | None, ids: bool) -> None:
+    def __init__(
+        self,
+        send: Send,
+        retry_ms: int,
+        events: SharedLog | None,
+        ids: bool,
+        ended: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         super().__init__(send, retry_ms, events, "")
         self.ids = ids
+        self.ended = ended
+
+    async def end(self) -> None:
+        try:
+            await super().end()
+        finally:
+            if self.ended is not None:
+                await self.ended()
 
     async def event(self, frame: bytes) -> None:
         event_id, _, data = frame.partition(b"\n")
@@ -114,6 +161,8 @@ class Standalone:
         self.bus = bus
         self.events = events
         self.spawner = spawner
+        # Sessions streamed elsewhere are skipped by the store (the module docstring).
+        self.index = _index_of(bus, events)
         self._queue: deque[_Item | _Turn] = deque()
         self._running = False
         self._event: bytes | None = None  # the bus event frames were last handed in for
@@ -138,7 +187,7 @@ class Standalone:
         # Every worker makes the same frame of a change for a session: one per event.
         # An event that makes more (a reply running on) does so on one worker only.
         n = self._count[live.id] = self._count.get(live.id, -1) + 1
-        self._queue.append((live, f"{event.hex()}.{n}", frame))
+        self._queue.append((live, f"{event.hex()}.{n}", frame, self.bus.sequence))
         self._start()
         return True
 
@@ -166,17 +215,24 @@ class Standalone:
             self._running = False  # (no await since the queue was last seen empty)
 
     async def _deliver(self, batch: list[_Item]) -> None:
-        items = [(log_id(live.id), key, frame, bool(live.streams)) for live, key, frame in batch]
+        done: Sequence[tuple[str | None, bool]]
         try:
-            done = await self.events.deliver_many(items)
+            if self.index is not None:
+                items = [(log_id(live.id), key, frame, bool(live.streams), seq)
+                         for live, key, frame, seq in batch]  # fmt: skip
+                done = await self.index.hand_in(items, self.bus.worker)
+            else:
+                plain = [(log_id(live.id), key, frame, bool(live.streams))
+                         for live, key, frame, _ in batch]  # fmt: skip
+                done = await self.events.deliver_many(plain)
         except StoreUnavailableError as exc:
             log.warning("%d session-level notifications were lost: %s", len(batch), exc)
             return
         except Exception:  # the courier must go on: GETs wait in its queue
             log.exception("%d session-level notifications were lost", len(batch))
             return
-        for (live, _, frame), (event_id, claimed) in zip(batch, done, strict=True):
-            if claimed and live.streams:
+        for (live, _, frame, _), (event_id, claimed) in zip(batch, done, strict=True):
+            if claimed and event_id and live.streams:
                 live.streams[-1].notify(event_id.encode() + b"\n" + frame)
 
     async def open(
@@ -202,8 +258,12 @@ class Standalone:
             stream.closed = True
             if stream in live.streams:
                 live.streams.remove(stream)
+            if self.index is not None:
+                self.spawner.spawn(self._release(live))
             raise
-        writer = LogWriter(send, retry_ms, self.events if resumable else None, resumable)
+        ended = None if self.index is None else lambda: self._release(live)
+        events_of = self.events if resumable else None
+        writer = LogWriter(send, retry_ms, events_of, resumable, ended)
         if not resumable:  # no ids to replay with: the backlog goes out as live events
             stream.events.extend(eid.encode() + b"\n" + f for eid, f in events if f)
             events = []
@@ -221,9 +281,11 @@ class Standalone:
         stream_id = log_id(live.id)
         events: list[tuple[str, bytes]] = list(replayed or ())
         after = last_event_id if replayed is None else None
-        found = await self.events.claim(stream_id, after) if after is not None else None
+        index, worker = self.index, self.bus.worker
+        claim = self.events.claim if index is None else partial(index.claim, worker=worker)
+        found = await claim(stream_id, after) if after is not None else None
         if found is None:
-            found = await self.events.claim(stream_id)
+            found = await claim(stream_id)
         events += found or []
         first = None
         if resumable and not any(frame for _, frame in events):
@@ -233,9 +295,25 @@ class Standalone:
             live.streams.append(stream)
         return first, events
 
+    async def _release(self, live: _Live) -> None:
+        """A stream of `live` ended: when it was the last here, others hand in again."""
+        if live.streams or self.index is None:
+            return
+        try:
+            await self.index.release(log_id(live.id), self.bus.worker)
+        except Exception as exc:  # it stays marked as streamed here while this worker lives
+            log.warning("session %s: stream index not updated: %s", live.id[:8], exc)
+
+
+def _index_of(bus: object, events: SharedLog) -> IndexedLog | None:
+    """`events` when it keeps the index of streamed logs and the bus numbers its events."""
+    if not hasattr(bus, "worker") or not callable(getattr(events, "release", None)):
+        return None
+    return cast("IndexedLog", events)
+
 
 _BATCH = 1000  # frames handed in per round trip
-_Item = tuple[_Live, str, bytes]  # a session, the bus event's id, the frame
+_Item = tuple[_Live, str, bytes, int]  # a session, the dedup key, the frame, the bus sequence
 
 
 class _Turn:

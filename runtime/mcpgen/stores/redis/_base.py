@@ -16,9 +16,11 @@ from redis import exceptions as rex
 
 from mcpgen.stores._interfaces import StoreUnavailableError
 
-__all__ = ["DEFAULT_PREFIX", "Arg", "Connection", "guard", "redacted"]
+__all__ = ["DEFAULT_PREFIX", "SEQUENCE", "Arg", "Connection", "guard", "redacted"]
 
 Arg = bytes | str | int | float  # a Lua script argument
+
+SEQUENCE = "bus-seq"  # (under the prefix) the number of the bus's newest message
 
 DEFAULT_PREFIX = "mcpgen:"
 """What every Redis key and channel name of the stores starts with, unless told otherwise."""

@@ -23,6 +23,14 @@ Each message carries 8 random bytes before the event, the same on every worker t
 receives it: while the subscribers of an event run, `dispatching` holds them, so that
 the same event seen by several workers can be told apart from an equal later one (a
 legacy session's standalone stream appends each event once, `transports/_standalone`).
+Before those, the message's number in the order Redis published it (one counter,
+`<prefix>bus-seq`, incremented by the same script that publishes): `sequence` holds it
+while the subscribers run. Every worker receives the messages in that order.
+
+Each bus also subscribes, in the same command, to a channel of its own
+(`<prefix>w:<worker>`, on which nothing is published): while it has subscribers, Redis
+holds this worker's subscription, and so its bus channel, open. A Lua script asks
+`PUBSUB NUMSUB` whether a worker is still listening; a killed worker stops at once.
 """
 
 from __future__ import annotations
@@ -40,7 +48,7 @@ from redis import exceptions as rex
 from redis.asyncio.client import PubSub
 
 from mcpgen.stores._interfaces import BusEvent, Unsubscribe
-from mcpgen.stores.redis._base import Connection
+from mcpgen.stores.redis._base import SEQUENCE, Connection
 
 __all__ = ["RedisBus", "Watcher"]
 
@@ -49,6 +57,11 @@ Callback = Callable[[BusEvent], None]
 _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder(BusEvent).decode
 _FAILURES = (rex.ConnectionError, rex.TimeoutError, OSError, TimeoutError)
+# KEYS: the counter; ARGV: the channel, the message
+_PUBLISH = """
+local n = redis.call('INCR', KEYS[1])
+return redis.call('PUBLISH', ARGV[1], n .. ':' .. ARGV[2])
+"""
 
 
 class Watcher(Protocol):
@@ -77,6 +90,9 @@ class RedisBus:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._watchers: dict[bytes, Watcher] = {}
         self.dispatching: bytes | None = None  # the id of the event being handed out
+        self.sequence = 0  # its number in publish order (`<prefix>bus-seq`)
+        self.worker = os.urandom(12).hex()  # this bus's name among the workers
+        self.worker_channel = f"{connection.prefix}w:{self.worker}"
 
     def publish(self, event: BusEvent) -> None:
         if len(self._queue) >= self.max_queue:
@@ -144,26 +160,31 @@ class RedisBus:
         assert self._wake is not None
         assert self._subscribed is not None
         client = self.connection.client
+        publish = client.register_script(_PUBLISH)
+        keys = [self.connection.prefix + SEQUENCE]
         while True:
             await self._subscribed.wait()
             while self._queue:
                 try:
-                    await client.publish(self.channel, self._queue[0])
+                    await publish(keys=keys, args=[self.channel, self._queue[0]])
                 except _FAILURES as exc:
                     log.warning("bus publish failed (retrying): %s", exc)
                     await asyncio.sleep(0.5)
                     continue
+                except rex.ResponseError as exc:  # (out of memory, say): not to be retried
+                    log.warning("bus publish refused, event dropped: %s", exc)
                 self._queue.popleft()
             self._wake.clear()
             await self._wake.wait()
 
     async def _read(self) -> None:
         assert self._subscribed is not None
+        own = self.worker_channel.encode()
         while True:
             client = self.connection.pubsub_client()
             pubsub = client.pubsub()
             try:
-                await pubsub.subscribe(self.channel, *self._watchers)
+                await pubsub.subscribe(self.channel, self.worker_channel, *self._watchers)
                 await self._confirmed(pubsub)
                 self._subscribed.set()
                 for watcher in self._watchers.values():
@@ -171,7 +192,10 @@ class RedisBus:
                 async for message in pubsub.listen():
                     if message.get("type") != "message":
                         continue
-                    watched = self._watchers.get(message["channel"])
+                    channel = message["channel"]
+                    watched = self._watchers.get(channel)
+                    if watched is None and channel == own:
+                        continue  # (nothing is published there)
                     if watched is None:
                         self._dispatch(message["data"])
                     else:
@@ -193,7 +217,7 @@ class RedisBus:
     async def _confirmed(self, pubsub: PubSub) -> None:
         """Wait for Redis to confirm every channel: from then on, what anyone publishes
         reaches us (a watcher relies on it)."""
-        pending = {self.channel.encode(), *self._watchers}
+        pending = {self.channel.encode(), self.worker_channel.encode(), *self._watchers}
         while pending:
             message = await pubsub.get_message(timeout=self.connection.timeout)
             if message is None:
@@ -202,12 +226,14 @@ class RedisBus:
                 pending.discard(message["channel"])
 
     def _dispatch(self, data: bytes) -> None:
+        number, _, data = data.partition(b":")
         try:
+            sequence = int(number)
             event = _decode(data[8:])
-        except msgspec.DecodeError:
+        except (ValueError, msgspec.DecodeError):
             log.warning("undecodable bus event dropped")
             return
-        self.dispatching = data[:8]
+        self.dispatching, self.sequence = data[:8], sequence
         try:
             for callback in tuple(self._callbacks):
                 try:

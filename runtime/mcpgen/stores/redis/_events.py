@@ -7,8 +7,9 @@ stream key), `e-meta:<key>` (a hash: stream id, newest sequence number, last app
 time), `e-list:<key>` (the frames, oldest first), `e-used` (a sorted set of stream
 keys by last append time, for the ttl and the total bound), `e-total` (events held
 in all) and `e-keys:<key>` (the dedup keys of `deliver`, by sequence number; the
-claimed mark of `claim` is the field `done` of `e-meta`). Each operation is one Lua
-script: one round trip, atomic.
+claimed mark of `claim` is the field `done` of `e-meta`), and `e-open` (a hash: log ->
+`<worker> <bus sequence number>`, the worker that streams the log and the bus's counter
+when it began, see `hand_in`). Each operation is one Lua script: one round trip, atomic.
 """
 
 from __future__ import annotations
@@ -22,10 +23,18 @@ from redis import exceptions as rex
 
 from mcpgen.stores._events import Delivery
 from mcpgen.stores._interfaces import Replay
+from mcpgen.stores.redis._base import SEQUENCE, Connection, guard
 from mcpgen.stores.redis._base import Arg as _Arg
-from mcpgen.stores.redis._base import Connection, guard
 
-__all__ = ["RedisEventStore"]
+__all__ = ["Handed", "RedisEventStore"]
+
+Handed = tuple[str, str, bytes, bool, int]  # a `Delivery` and its bus sequence number (or 0)
+_CHUNK = 100  # items per script: each script holds Redis up for its whole run
+
+
+def _fresh() -> str:
+    return base64.urlsafe_b64encode(os.urandom(9)).decode("ascii")
+
 
 _DROP = """
 local function drop(p, key)
@@ -86,41 +95,76 @@ return key .. '.' .. last
 """
 )
 
-# ARGV: as _APPEND, then the event's dedup key and "1" to claim it. The dedup keys of a
+# ARGV: prefix, now, ttl, per stream, total, ttl in ms, the worker handing in ('' for
+# none), then six per item: stream id, frame, a fresh key, the event's dedup key, the
+# mode and the bus sequence number. Mode '1' claims the event, '0' keeps it, 's' keeps
+# it unless another worker that is still subscribed streams the log and registered
+# before the event was published (it hands the event in itself). The dedup keys of a
 # stream live in a sorted set by sequence number, bounded as the stream is.
 _DELIVER = (
     _APPEND_FN
     + """
-local p, sid, dk = ARGV[1], ARGV[2], ARGV[10]
-local key = redis.call('HGET', p .. 'e-ids', sid)
-local seq = key and redis.call('ZSCORE', p .. 'e-keys:' .. key, dk)
-if seq then
-  seq = tonumber(seq)
-else
-  key, seq = append(unpack(ARGV, 1, 9))
-  local keys = p .. 'e-keys:' .. key
-  redis.call('ZADD', keys, seq, dk)
-  redis.call('ZREMRANGEBYRANK', keys, 0, -1 - tonumber(ARGV[6]))
-  redis.call('PEXPIRE', keys, ARGV[9])
+local function deliver(p, sid, frame, now_s, ttl, per, most, fresh, ttl_ms, dk, claim)
+  local key = redis.call('HGET', p .. 'e-ids', sid)
+  local seq = key and redis.call('ZSCORE', p .. 'e-keys:' .. key, dk)
+  if seq then
+    seq = tonumber(seq)
+  else
+    key, seq = append(p, sid, frame, now_s, ttl, per, most, fresh, ttl_ms)
+    local keys = p .. 'e-keys:' .. key
+    redis.call('ZADD', keys, seq, dk)
+    redis.call('ZREMRANGEBYRANK', keys, 0, -1 - tonumber(per))
+    redis.call('PEXPIRE', keys, ttl_ms)
+  end
+  local claimed = 0
+  if claim then
+    local meta = p .. 'e-meta:' .. key
+    if seq > tonumber(redis.call('HGET', meta, 'done') or '0') then
+      redis.call('HSET', meta, 'done', seq)
+      claimed = 1
+    end
+  end
+  return {key .. '.' .. seq, claimed}
 end
-local claimed = 0
-if ARGV[11] == '1' then
-  local meta = p .. 'e-meta:' .. key
-  if seq > tonumber(redis.call('HGET', meta, 'done') or '0') then
-    redis.call('HSET', meta, 'done', seq)
-    claimed = 1
+
+local p, me = ARGV[1], ARGV[7]
+local open, alive = p .. 'e-open', {}
+local function elsewhere(sid, number)
+  local held = redis.call('HGET', open, sid)
+  if not held then return false end
+  local w, since = string.match(held, '^(%S+) (%d+)$')
+  if not w or w == me or tonumber(since) >= number then return false end
+  if alive[w] == nil then
+    alive[w] = redis.call('PUBSUB', 'NUMSUB', p .. 'w:' .. w)[2] > 0
+  end
+  if not alive[w] then redis.call('HDEL', open, sid) end
+  return alive[w]
+end
+local out = {}
+for i = 8, #ARGV, 6 do
+  local sid, mode = ARGV[i], ARGV[i + 4]
+  if mode == 's' and elsewhere(sid, tonumber(ARGV[i + 5])) then
+    table.insert(out, {'', 0})
+  else
+    table.insert(out, deliver(p, sid, ARGV[i + 1], ARGV[2], ARGV[3], ARGV[4], ARGV[5],
+                              ARGV[i + 2], ARGV[6], ARGV[i + 3], mode == '1'))
   end
 end
-return {key .. '.' .. seq, claimed}
+return out
 """
 )
 
 # ARGV: prefix, stream id, after (a sequence number, or '' for the claimed mark), the
-# key `after` was issued under (or ''), now, ttl
+# key `after` was issued under (or ''), now, ttl, the worker that will stream the log
+# from now on ('' for none), the bus's counter (under the prefix)
 _CLAIM = (
     _DROP
     + """
 local p, sid, after = ARGV[1], ARGV[2], ARGV[3]
+if ARGV[7] ~= '' then
+  local since = redis.call('GET', p .. ARGV[8]) or '0'
+  redis.call('HSET', p .. 'e-open', sid, ARGV[7] .. ' ' .. since)
+end
 local key = redis.call('HGET', p .. 'e-ids', sid)
 if not key then return after == '' and {} or false end
 local meta = redis.call('HMGET', p .. 'e-meta:' .. key, 'last', 'touched', 'done')
@@ -145,6 +189,16 @@ end
 return out
 """
 )
+
+# ARGV: prefix, stream id, worker: forget that the worker streams the log
+_RELEASE = """
+local open = ARGV[1] .. 'e-open'
+local held = redis.call('HGET', open, ARGV[2])
+if held and string.sub(held, 1, #ARGV[3] + 1) == ARGV[3] .. ' ' then
+  redis.call('HDEL', open, ARGV[2])
+end
+return 0
+"""
 
 # ARGV: prefix, stream key, after, now, ttl
 _REPLAY = (
@@ -196,9 +250,10 @@ class RedisEventStore:
         self._replay = client.register_script(_REPLAY)
         self._deliver = client.register_script(_DELIVER)
         self._claim = client.register_script(_CLAIM)
+        self._release = client.register_script(_RELEASE)
+        self._ttl_ms = max(1, int(ttl * 1000))
 
     def _append_args(self, stream_id: str, frame: bytes) -> list[_Arg]:
-        fresh = base64.urlsafe_b64encode(os.urandom(9)).decode("ascii")
         return [
             self.connection.prefix,
             stream_id,
@@ -207,8 +262,8 @@ class RedisEventStore:
             repr(self.ttl),
             self.max_per_stream,
             self.max_events,
-            fresh,
-            max(1, int(self.ttl * 1000)),
+            _fresh(),
+            self._ttl_ms,
         ]
 
     async def append(self, stream_id: str, frame: bytes) -> str:
@@ -223,14 +278,32 @@ class RedisEventStore:
         return (await self.deliver_many([(stream_id, key, frame, claim)]))[0]
 
     async def deliver_many(self, items: Sequence[Delivery]) -> list[tuple[str, bool]]:
-        """`deliver` each of `items`, in order, all in one round trip (a pipeline of
-        EVALSHA; a Redis that lost the script gets it, and the batch again, which its
-        dedup keys make harmless)."""
+        """`deliver` each of `items`, in order, all in one round trip."""
+        done = await self.hand_in([(sid, key, frame, claim, 0) for sid, key, frame, claim in items])
+        return [(event_id or "", claimed) for event_id, claimed in done]
+
+    async def hand_in(
+        self, items: Sequence[Handed], worker: str = ""
+    ) -> list[tuple[str | None, bool]]:
+        """`deliver` each of `items`, in order, in one round trip (a pipeline of one
+        script per `_CHUNK` items; a Redis that lost the script gets it, and the batch
+        again, which the dedup keys make harmless). An item with a bus sequence number
+        and no claim is skipped (None) when another worker, still subscribed to the
+        bus, streams its log since before that event: that worker hands it in.
+        `worker` is the one handing in (`RedisBus.worker`)."""
         client = self.connection.client
+        head: list[_Arg] = [self.connection.prefix, repr(self.clock()), repr(self.ttl)]
+        head += [self.max_per_stream, self.max_events, self._ttl_ms, worker]
+        chunks = []
+        for start in range(0, len(items), _CHUNK):
+            args = list(head)
+            for stream_id, key, frame, claim, sequence in items[start : start + _CHUNK]:
+                mode = "1" if claim else "s" if sequence else "0"
+                args += [stream_id, frame, _fresh(), key, mode, sequence]
+            chunks.append(args)
         for attempt in range(2):
             pipe = client.pipeline(transaction=False)
-            for stream_id, key, frame, claim in items:
-                args = [*self._append_args(stream_id, frame), key, "1" if claim else "0"]
+            for args in chunks:
                 pipe.execute_command("EVALSHA", self._deliver.sha, 0, *args)
             async with guard(self.connection.url):
                 done = await pipe.execute(raise_on_error=False)
@@ -238,22 +311,32 @@ class RedisEventStore:
                     await client.script_load(_DELIVER)
                     continue
             break
+        out: list[tuple[str | None, bool]] = []
         for d in done:
             if isinstance(d, Exception):
                 raise d
-        return [(bytes(event_id).decode("ascii"), bool(claimed)) for event_id, claimed in done]
+            for event_id, claimed in d:
+                out.append((bytes(event_id).decode("ascii") or None, bool(claimed)))
+        return out
+
+    async def release(self, stream_id: str, worker: str) -> None:
+        """`worker` no longer streams `stream_id` (unless another worker took it over)."""
+        async with guard(self.connection.url):
+            await self._release(args=[self.connection.prefix, stream_id, worker])
 
     async def claim(
-        self, stream_id: str, after: str | None = None
+        self, stream_id: str, after: str | None = None, *, worker: str = ""
     ) -> list[tuple[str, bytes]] | None:
-        """As `InMemoryEventStore.claim`: one round trip, atomic."""
+        """As `InMemoryEventStore.claim`: one round trip, atomic. With `worker`, it also
+        records that `worker` streams the log from now on: the others skip the events
+        published after this (`hand_in`) while it stays subscribed, until `release`."""
         key, number = "", ""
         if after is not None:
             key, _, number = after.rpartition(".")
             if not key or not number.isdigit() or len(number) > 18:
                 return None
         args: list[_Arg] = [self.connection.prefix, stream_id, number, key]
-        args += [repr(self.clock()), repr(self.ttl)]
+        args += [repr(self.clock()), repr(self.ttl), worker, SEQUENCE]
         async with guard(self.connection.url):
             found = await self._claim(args=args)
         if not isinstance(found, list):
