@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("mcpgen.http")
 
 __all__ = [
+    "AppOptions",
     "ResponseStream",
     "SseWriter",
     "disconnected",
@@ -133,7 +134,7 @@ def _expire(waiter: asyncio.Future[bool]) -> None:
         waiter.set_result(False)
 
 
-class _Options(Protocol):
+class AppOptions(Protocol):
     """The app options this module reads (an `HttpOptions`)."""
 
     @property
@@ -154,7 +155,7 @@ class ServedApp(Protocol):
     """An ASGI app that ends its open streams on `shutdown` (an `McpAsgiApp`)."""
 
     @property
-    def options(self) -> _Options: ...
+    def options(self) -> AppOptions: ...
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None: ...
 
@@ -195,7 +196,7 @@ def uvicorn_server(
     return _Server(uvicorn.Config(app, host=host, port=port, lifespan="on", workers=1, **config))
 
 
-def served_urls(options: _Options, host: str, port: int) -> str:
+def served_urls(options: AppOptions, host: str, port: int) -> str:
     """The lines announcing where an app listens: its endpoint and, when served, the
     older HTTP+SSE transport's stream."""
     where = f"[{host}]" if ":" in host else host
@@ -342,7 +343,7 @@ def is_loopback(address: str) -> bool:
         return False
 
 
-def judge_host_and_origin(options: _Options, bound: str, headers: dict[str, str]) -> bytes | None:
+def judge_host_and_origin(options: AppOptions, bound: str, headers: dict[str, str]) -> bytes | None:
     """None when the request's Host and Origin pass the app's DNS-rebinding rules
     (`options`: an HttpOptions; `bound`: the address the server listens on), else the
     403 error frame."""

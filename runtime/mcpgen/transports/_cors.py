@@ -25,10 +25,11 @@ auth pays a dictionary lookup for a request without an `Origin`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpgen.transports._asgi import (
+    AppOptions,
     Receive,
     Scope,
     Send,
@@ -62,23 +63,11 @@ EXPOSE_HEADERS = ("mcp-session-id", "mcp-protocol-version", "www-authenticate", 
 MAX_AGE = 7200  # seconds; Chromium caps a cached preflight at two hours
 
 
-class _Options(Protocol):
-    """The app options read here (an `HttpOptions`)."""
+class _Options(AppOptions, Protocol):
+    """The app options read here (an `HttpOptions`): the shared ones and `cors`."""
 
     @property
-    def path(self) -> str: ...
-    @property
     def cors(self) -> bool: ...
-    @property
-    def dns_rebinding_protection(self) -> bool | None: ...
-    @property
-    def allowed_hosts(self) -> Sequence[str] | None: ...
-    @property
-    def allowed_origins(self) -> Sequence[str] | None: ...
-    @property
-    def shutdown_grace_seconds(self) -> float: ...
-    @property
-    def sse_path(self) -> str | None: ...
 
 
 class _OldPaths(Protocol):
