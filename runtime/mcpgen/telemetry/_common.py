@@ -111,14 +111,19 @@ def metering() -> bool:
     return _live[1]
 
 
+# Whether the API's module variables can answer `quiet` on their own (they exist, and
+# no provider is named in the environment).
+_GLOBALS: Final = (
+    not _ENVIRON
+    and hasattr(_trace_api, "_TRACER_PROVIDER")
+    and hasattr(_metrics_api, "_METER_PROVIDER")
+)
+
+
 def quiet() -> bool:
     """Neither spans nor histograms record: the attributes, links and probes only they
     read are not worth computing."""
-    if (
-        not _ENVIRON
-        and getattr(_trace_api, "_TRACER_PROVIDER", 0) is None
-        and getattr(_metrics_api, "_METER_PROVIDER", 0) is None
-    ):
+    if _GLOBALS and _trace_api._TRACER_PROVIDER is None and _metrics_api._METER_PROVIDER is None:
         return True  # the usual case, without two more calls
     return not tracing() and not metering()
 
