@@ -217,14 +217,14 @@ class Standalone:
     async def _deliver(self, batch: list[_Item]) -> None:
         done: Sequence[tuple[str | None, bool]]
         try:
+            items = [
+                (log_id(live.id), key, frame, bool(live.streams), seq)
+                for live, key, frame, seq in batch
+            ]
             if self.index is not None:
-                items = [(log_id(live.id), key, frame, bool(live.streams), seq)
-                         for live, key, frame, seq in batch]  # fmt: skip
                 done = await self.index.hand_in(items, self.bus.worker)
-            else:
-                plain = [(log_id(live.id), key, frame, bool(live.streams))
-                         for live, key, frame, _ in batch]  # fmt: skip
-                done = await self.events.deliver_many(plain)
+            else:  # the sequence number only matters to the index
+                done = await self.events.deliver_many([item[:4] for item in items])
         except StoreUnavailableError as exc:
             log.warning("%d session-level notifications were lost: %s", len(batch), exc)
             return
