@@ -179,10 +179,10 @@ class JWTVerifier(HttpVerifier):
         return "the token's signing key is unknown" if found is None else found
 
     def _claims(self, claims: dict[str, Any]) -> AccessToken | str:
+        # A plain dict: joserfc's annotation of the claim options changes between releases.
+        essential: dict[str, Any] = {name: {"essential": True} for name in self.required_claims}
         registry = jwt.JWTClaimsRegistry(
-            now=int(self._clock()),
-            leeway=int(self.leeway),
-            **{name: {"essential": True} for name in self.required_claims},  # type: ignore[arg-type]
+            now=int(self._clock()), leeway=int(self.leeway), **essential
         )
         try:
             registry.validate(claims)
