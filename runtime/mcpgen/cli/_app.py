@@ -11,6 +11,7 @@ import typer
 from mcpgen.cli._auth import login, logout
 from mcpgen.cli._commands import COMMANDS
 from mcpgen.cli._install import install
+from mcpgen.cli._openapi import openapi
 from mcpgen.cli._proxy import proxy
 from mcpgen.cli._serve import serve
 from mcpgen.cli._stubs import stubs
@@ -48,6 +49,7 @@ def build(extra: Sequence[Callable[[typer.Typer], None]] = ()) -> typer.Typer:
     app.command()(serve)
     app.command()(install)
     app.command(context_settings=settings)(stubs)
+    app.command()(openapi)
     app.command(context_settings=settings)(proxy)
     done: list[Callable[[typer.Typer], None]] = []
     for register in [*_registered(), *extra]:
