@@ -15,7 +15,7 @@ import base64
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, overload
 from urllib.parse import quote
 
 import httpx
@@ -90,6 +90,7 @@ class Api:
     async def aclose(self) -> None:
         await self.client.aclose()
 
+    @overload
     async def call(
         self,
         ctx: Context | None,
@@ -100,7 +101,30 @@ class Api:
         query: Mapping[str, Any] | None = None,
         headers: Mapping[str, Any] | None = None,
         body: Any = None,
-    ) -> T:
+    ) -> T: ...
+    @overload
+    async def call(
+        self,
+        ctx: Context | None,
+        op: Operation,
+        result: object,  # a union, a Literal, ...: the caller annotates what it gets
+        *,
+        path: Mapping[str, Any] | None = None,
+        query: Mapping[str, Any] | None = None,
+        headers: Mapping[str, Any] | None = None,
+        body: Any = None,
+    ) -> Any: ...
+    async def call(
+        self,
+        ctx: Context | None,
+        op: Operation,
+        result: Any,
+        *,
+        path: Mapping[str, Any] | None = None,
+        query: Mapping[str, Any] | None = None,
+        headers: Mapping[str, Any] | None = None,
+        body: Any = None,
+    ) -> Any:
         """Send `op` with these arguments (None values are left out); the 2xx answer
         decoded as `result`, else a `ToolError` naming the status and the API's body."""
         url = self.base_url + _fill(op.path, path or {})
@@ -215,13 +239,13 @@ def _failure(op: Operation, response: httpx.Response) -> str:
     return f"{op.operation_id}: {status}" + (f": {text}" if text else "")
 
 
-def _decode(op: Operation, response: httpx.Response, result: type[T]) -> T:
+def _decode(op: Operation, response: httpx.Response, result: Any) -> Any:
     if result is type(None) or not response.content:
         if result is str:
-            return f"HTTP {response.status_code}"  # type: ignore[return-value]
-        return None  # type: ignore[return-value]
+            return f"HTTP {response.status_code}"
+        return None
     if result is str and "json" not in response.headers.get("content-type", ""):
-        return response.text  # type: ignore[return-value]
+        return response.text
     try:
         return msgspec.json.decode(response.content, type=result, strict=False)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:

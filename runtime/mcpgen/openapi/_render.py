@@ -6,11 +6,19 @@ function defining one typed async tool per operation on a `Server`.
 from __future__ import annotations
 
 import ast
+import io
 import json
+import sys
+import textwrap
+import tokenize
+import types
 from pathlib import Path
+from tokenize import NAME
 from typing import Any
 
-from mcpgen.openapi._spec import Document, Op, Param
+import msgspec
+
+from mcpgen.openapi._spec import RESERVED, Document, Op, Param
 from mcpgen.stubs._render import _models, _ruff
 
 __all__ = ["render"]
@@ -44,6 +52,12 @@ def annotation(schema: Any) -> str:
     return _SCALARS.get(str(kind), "Any")
 
 
+def _lead(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())] + (
+        "    " if line.lstrip().startswith("-") else ""
+    )
+
+
 def _hints(method: str) -> str:
     if method in _READ:
         return "ToolAnnotations(read_only_hint=True, open_world_hint=True)"
@@ -59,7 +73,14 @@ def _doc(text: str, indent: str) -> list[str]:
     text = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"').strip()
     if not text:
         return []
-    lines = text.splitlines()
+    width = 88 - len(indent) - 4  # no line too long for any ruff configuration's E501
+    lines = [
+        wrapped
+        for line in text.splitlines()
+        for wrapped in (textwrap.wrap(line, width, subsequent_indent=_lead(line)) or [""])
+    ]
+    if lines[-1].endswith('"'):
+        lines[-1] += " "  # a closing quote would run into the docstring's own
     if len(lines) == 1:
         return [f'{indent}"""{lines[0]}"""']
     return [
@@ -69,16 +90,16 @@ def _doc(text: str, indent: str) -> list[str]:
     ]
 
 
-def _signature(params: list[Param]) -> str:
+def _signature(params: list[Param], untyped: set[str]) -> str:
     ordered = sorted(params, key=lambda p: not p.required)  # required first
     parts = ["ctx: Context"]
     for p in ordered:
-        kind = annotation(p.schema)
+        kind = "Any" if p.python in untyped else annotation(p.schema)
         if p.required:
             parts.append(f"{p.python}: {kind}")
         else:
             default = p.schema.get("default") if isinstance(p.schema, dict) else None
-            if isinstance(default, str | int | float | bool) and p.location != "body":
+            if _fits(default, kind) and p.location != "body":
                 parts.append(f"{p.python}: {kind} = {default!r}")
             else:
                 nullable = kind == "None" or kind.endswith(" | None") or "None |" in kind
@@ -86,19 +107,38 @@ def _signature(params: list[Param]) -> str:
     return ", ".join(parts)
 
 
-def _result(op: Op) -> str:
+def _fits(default: Any, kind: str) -> bool:
+    """A default the annotation takes as it is (documents do say `default: "10"` for an
+    integer): otherwise the parameter defaults to None, and the API to its own."""
+    if isinstance(default, bool):
+        return kind == "bool"
+    if isinstance(default, int):
+        return kind in ("int", "float")
+    if isinstance(default, float):
+        return kind == "float"
+    if isinstance(default, str):
+        return kind == "str" or (kind.startswith("Literal[") and json.dumps(default) in kind)
+    return False
+
+
+def _result(op: Op, untyped: set[str]) -> str:
+    if "return" in untyped:
+        return "Any"
     if op.response is None:
         return "str"
     return annotation(op.response)
 
 
-def _tool(op: Op) -> list[str]:
+def _tool(op: Op, untyped: set[str]) -> list[str]:
     constant = op.tool.upper()
     lines = [
         f"    @server.tool(name={op.tool!r}, annotations={_hints(op.method)})",
-        f"    async def {op.tool}({_signature(op.params)}) -> {_result(op)}:",
+        f"    async def {op.tool}({_signature(op.params, untyped)}) -> {_result(op, untyped)}:",
     ]
     doc = op.summary or f"{op.method} {op.path}"
+    if untyped:
+        names = ", ".join(sorted(n if n != "return" else "the result" for n in untyped))
+        doc += f"\n\nUntyped ({names}): the document's schema has no msgspec type."
     described = [p for p in op.params if p.description]
     if described:
         doc += "\n\nArgs:\n" + "\n".join(
@@ -114,8 +154,10 @@ def _tool(op: Op) -> list[str]:
     body = next((p for p in op.params if p.location == "body"), None)
     if body is not None:
         args.append(f"body={body.python}")
-    call = ", ".join([f"ctx, {constant}, {_result(op)}", *args])
-    lines.append(f"        return await api.call({call})")
+    result = _result(op, untyped)
+    call = ", ".join([f"ctx, {constant}, {result}", *args])
+    lines.append(f"        found: {result} = await api.call({call})")
+    lines.append("        return found")
     return lines
 
 
@@ -146,8 +188,31 @@ def _schemes(doc: Document) -> list[str]:
     return lines
 
 
+def _renamed(code: str) -> str:
+    """The model generator names inline objects itself (`apis: [{...}]` -> `Api`): one
+    that would shadow a name the module uses gets a `Model` suffix, everywhere."""
+    defined = {
+        target.id
+        for node in ast.parse(code).body
+        for target in (
+            [ast.Name(node.name)] if isinstance(node, ast.ClassDef)
+            else [node.target] if isinstance(node, ast.AnnAssign)
+            else node.targets if isinstance(node, ast.Assign) else []
+        )
+        if isinstance(target, ast.Name)
+    }  # fmt: skip
+    clash = {name: f"{name}Model" for name in defined & RESERVED}
+    if not clash:
+        return code
+    tokens = [
+        tok._replace(string=clash.get(tok.string, tok.string)) if tok.type == NAME else tok
+        for tok in tokenize.generate_tokens(io.StringIO(code).readline)
+    ]
+    return tokenize.untokenize(tokens)
+
+
 def _model_code(doc: Document) -> str:
-    code = _models({"$defs": doc.defs}) if doc.defs else ""
+    code = _renamed(_models({"$defs": doc.defs})) if doc.defs else ""
     tree = ast.parse(code)
     kept = []
     for node in tree.body:
@@ -164,19 +229,62 @@ def _model_code(doc: Document) -> str:
 
 
 def render(doc: Document, path: Path, base_url: str | None = None) -> str:
-    """The module's text, formatted under the ruff configuration that applies to `path`."""
+    """The module's text, formatted under the ruff configuration that applies to `path`.
+    A parameter or result whose type msgspec cannot decode (an untagged union of
+    structs, an enum of mixed values) is written as `Any`, and the tool says so."""
     url = base_url or (doc.servers[0] if doc.servers else "")
+    untyped: dict[str, set[str]] = {op.tool: set() for op in doc.ops}
+    text = _text(doc, url, untyped)
+    found = _undecodable(text, doc)
+    if any(found.values()):
+        text = _text(doc, url, found)
+    return _ruff(text, path)
+
+
+def _undecodable(text: str, doc: Document) -> dict[str, set[str]]:
+    """Per tool, the parameters (and `return`) whose annotation msgspec refuses, found by
+    running the models and building a decoder and a schema for each annotation."""
+    name = f"_mcpgen_openapi_check_{abs(hash(text))}"
+    module = types.ModuleType(name)
+    sys.modules[name] = module
+    try:
+        exec(compile(text, name, "exec"), module.__dict__)  # our own output, models only
+        found: dict[str, set[str]] = {}
+        for op in doc.ops:
+            wanted = {p.python: annotation(p.schema) for p in op.params}
+            wanted["return"] = _result(op, set())
+            found[op.tool] = {arg for arg, kind in wanted.items() if not _decodes(kind, module)}
+        return found
+    finally:
+        del sys.modules[name]
+
+
+def _decodes(kind: str, module: types.ModuleType) -> bool:
+    try:
+        value = eval(kind, module.__dict__)  # an annotation we wrote, in the models' namespace
+        msgspec.json.Decoder(value)
+        msgspec.json.schema(value)
+    except Exception:  # msgspec says TypeError or ValueError; any refusal means untyped
+        return False
+    return True
+
+
+def _text(doc: Document, url: str, untyped: dict[str, set[str]]) -> str:
     header = [
-        "# ruff: noqa: E501 (the API's descriptions are kept whole)",
-        f'"""Tools for {doc.title} {doc.version}, generated by `mcpgen openapi` from',
-        f"{doc.source} (sha256 {doc.sha256}).",
+        *_doc(
+            f"Tools for {doc.title} {doc.version}, generated by `mcpgen openapi` from "
+            f"{doc.source} (sha256 {doc.sha256}).\n\n"
+            "Do not edit: run `mcpgen openapi` again (`--check` says whether this file is "
+            f"current). {len(doc.ops)} operations; `register(server)` adds one tool for each."
+            + (
+                "\n\nRefused operations:\n" + "\n".join(f"- {r}" for r in doc.refused)
+                if doc.refused
+                else ""
+            ),
+            "",
+        ),
         "",
-        "Do not edit: run `mcpgen openapi` again (`--check` tells whether this file is current).",
-        f"{len(doc.ops)} operations; `register(server)` adds one tool for each.",
     ]
-    if doc.refused:
-        header += ["", "Refused operations:", *(f"- {line}" for line in doc.refused)]
-    header += ['"""', ""]
     lines = [
         *header,
         "from __future__ import annotations",
@@ -202,6 +310,6 @@ def render(doc: Document, path: Path, base_url: str | None = None) -> str:
         "    api = api if api is not None else Api(BASE_URL, SCHEMES, auth=auth)",
     ]
     for op in doc.ops:
-        lines += ["", *_tool(op)]
+        lines += ["", *_tool(op, untyped[op.tool])]
     lines += ["", "    return api", ""]
-    return _ruff("\n".join(lines), path)
+    return "\n".join(lines)

@@ -24,7 +24,14 @@ from mcpgen._errors import ConfigurationError
 __all__ = ["Document", "Op", "Param", "load", "read_document", "snake"]
 
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
-_REF = re.compile(r"^#/components/schemas/(.+)$")
+# Names the written module uses itself: a model of the same name gets a suffix.
+RESERVED = frozenset(
+    {"Any", "Literal", "Annotated", "Api", "ApiAuth", "Context", "Meta", "Operation",
+     "Scheme", "Server", "Struct", "ToolAnnotations", "UNSET", "UnsetType", "Enum",
+     "StrEnum", "IntEnum", "TypeAlias", "datetime", "date", "time", "timedelta", "UUID"}
+)  # fmt: skip
+# components' schemas, and the document-level `$defs` some 3.1 documents keep beside them
+_REF = re.compile(r"^#/(?:components/schemas|\$defs)/(.+)$")
 
 
 @dataclass
@@ -212,9 +219,11 @@ def load(
     if not version.startswith("3."):
         raise ConfigurationError(f"{source}: no `openapi: 3.x` field (found {version or 'none'})")
     info = doc.get("info") or {}
-    components = (doc.get("components") or {}).get("schemas") or {}
+    root_defs = doc.get("$defs")
+    components: dict[str, Any] = dict(root_defs) if isinstance(root_defs, dict) else {}
+    components.update((doc.get("components") or {}).get("schemas") or {})
     names: dict[str, str] = {}
-    taken: set[str] = set()
+    taken: set[str] = set(RESERVED)
     for component in components:
         name, n = _pascal(component), 2
         while name in taken:
@@ -248,7 +257,7 @@ def load(
             op_id = str(operation.get("operationId") or f"{method}_{path}")
             try:
                 op = _operation(doc, out, path, method, op_id, operation, shared, taken, name_style)
-            except RefusedError as exc:
+            except (RefusedError, ConfigurationError) as exc:
                 out.refused.append(f"{op_id} ({method.upper()} {path}): {exc}")
                 continue
             if not _selected(op, rules_in, rules_out):

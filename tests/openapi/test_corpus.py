@@ -1,0 +1,82 @@
+"""Every example document of npm `@readme/oas-examples` (issue 26): each OpenAPI 3.0/3.1
+one generates, imports, registers its tools on a Server, is formatted as ruff formats,
+and passes `ruff check` and `mypy --strict` with no configuration, except the few listed
+below with the reason (the list must stay exact, so a fix or a regression shows); each
+Swagger 2.0 one is refused with a message saying so."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from mcpgen import ConfigurationError, Server
+from mcpgen.openapi import generate
+from tests.tooling import npm_package
+
+pytestmark = [pytest.mark.slow, pytest.mark.needs_node]
+
+PACKAGE = "@readme/oas-examples@8.2.2"
+# What the model generator writes from these documents that the checkers refuse.
+RUFF_KNOWN = {"v3_0_schema_enums.py": "the document's enums repeat values (PIE796)"}
+MYPY_KNOWN = {
+    "v3_1_readme.py": "an enum member named `title` shadows str.title",
+    "v3_0_discriminators.py": "subclasses narrow an inherited discriminator field",
+}
+
+
+def test_every_example_document(tmp_path: Path) -> None:
+    root = npm_package(PACKAGE) / "@readme" / "oas-examples"
+    documents = sorted(root.glob("*/json/*.json"))
+    assert len(documents) >= 50
+    written: list[Path] = []
+    for spec in documents:
+        name = "v" + spec.parent.parent.name.replace(".", "_") + "_" + spec.stem.replace("-", "_")
+        path = tmp_path / f"{name}.py"
+        if spec.parent.parent.name == "2.0":
+            with pytest.raises(ConfigurationError, match="is Swagger 2.0: convert it"):
+                generate(str(spec), path)
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the model generator's notes on odd schemas
+            text, _ = generate(str(spec), path)
+        path.write_text(text)
+        loaded = importlib.util.spec_from_file_location(name, path)
+        assert loaded is not None and loaded.loader is not None
+        module = importlib.util.module_from_spec(loaded)
+        sys.modules[name] = module
+        loaded.loader.exec_module(module)
+        server = Server(name, "1.0")
+        module.register(server, module.Api("http://127.0.0.1:9", module.SCHEMES))
+        written.append(path)
+    assert len(written) >= 45
+    ruff = [sys.executable, "-m", "ruff"]
+    formatted = subprocess.run(
+        [*ruff, "format", "--isolated", "--check", str(tmp_path)], capture_output=True, text=True
+    )
+    assert formatted.returncode == 0, formatted.stdout
+    checked = subprocess.run(
+        [*ruff, "check", "--isolated", "--output-format=concise", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert _files(checked.stdout) == set(RUFF_KNOWN), checked.stdout
+    typed = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert _files(typed.stdout) == set(MYPY_KNOWN), typed.stdout[-3000:]
+
+
+def _files(report: str) -> set[str]:
+    return {
+        Path(line.split(":", 1)[0]).name
+        for line in report.splitlines()
+        if ".py:" in line and ("error" in line or ": " in line)
+    }
