@@ -18,8 +18,9 @@ from typing import Any
 
 import msgspec
 
+from mcpgen._errors import ConfigurationError
 from mcpgen.openapi._spec import RESERVED, Document, Op, Param
-from mcpgen.stubs._render import _models, _ruff
+from mcpgen.stubs._render import _ruff
 
 __all__ = ["render"]
 
@@ -186,6 +187,44 @@ def _schemes(doc: Document) -> list[str]:
         lines.append(f"    {name!r}: {spec},")
     lines.append("}")
     return lines
+
+
+def _models(schema: dict[str, Any]) -> str:
+    """The models, as for `mcpgen stubs` but for documents written by hand: a class
+    inherits only where its parents' layouts agree, and discriminated unions are tagged."""
+    try:
+        import datamodel_code_generator as dcg  # noqa: PLC0415 (the openapi extra)
+        from datamodel_code_generator.enums import (  # noqa: PLC0415
+            AllOfClassHierarchy,
+            DataModelType,
+        )
+    except ImportError:
+        raise ConfigurationError(
+            "`mcpgen openapi` needs datamodel-code-generator: pip install 'mcpgen[openapi]'"
+        ) from None
+    try:
+        code = dcg.generate(
+            schema,
+            input_file_type=dcg.InputFileType.JsonSchema,
+            output_model_type=DataModelType.MsgspecStruct,
+            target_python_version=dcg.PythonVersion.PY_311,
+            output_datetime_class=dcg.DatetimeClassType.Datetime,
+            class_name=_ROOT,
+            use_annotated=True,
+            field_constraints=True,
+            use_union_operator=True,
+            use_standard_collections=True,
+            use_schema_description=True,
+            set_default_enum_member=True,
+            disable_timestamp=True,
+            formatters=[],
+            allow_remote_refs=False,  # a document must not make us fetch URLs
+            allof_class_hierarchy=AllOfClassHierarchy.IfNoConflict,
+            use_msgspec_tagged_unions=True,
+        )
+    except dcg.Error as exc:  # a schema it cannot model: say which, without a traceback
+        raise ConfigurationError(f"datamodel-code-generator refused the schemas: {exc}") from None
+    return code if isinstance(code, str) else ""
 
 
 def _renamed(code: str) -> str:
