@@ -264,7 +264,29 @@ def load(
                 continue
             op.tool = _python_name(op.tool, tools)
             out.ops.append(op)
+    out.defs = _reachable(out)
     return out
+
+
+def _reachable(doc: Document) -> dict[str, Any]:
+    """Only the definitions the selected operations use, directly or through others (a
+    document of a thousand operations written for one tag models only that tag's)."""
+    todo: list[Any] = [p.schema for op in doc.ops for p in op.params]
+    todo += [op.response for op in doc.ops if op.response is not None]
+    kept: dict[str, Any] = {}
+    while todo:
+        node = todo.pop()
+        if isinstance(node, list):
+            todo.extend(node)
+        elif isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                name = ref.rsplit("/", 1)[1]
+                if name not in kept and name in doc.defs:
+                    kept[name] = doc.defs[name]
+                    todo.append(doc.defs[name])
+            todo.extend(node.values())
+    return {name: kept[name] for name in doc.defs if name in kept}
 
 
 class RefusedError(Exception):
@@ -377,8 +399,7 @@ def _success(
     schema = (content[kind] or {}).get("schema")
     if schema is None:
         return tuple(codes), {}
-    schema = _retarget(_nullable(schema), out.names)
     if isinstance(schema, dict) and (schema.get("type") == "object" or "properties" in schema):
-        name = _def_name(out, taken, f"{_pascal(op_id)}Response", schema)
+        name = _def_name(out, taken, f"{_pascal(op_id)}Response", schema)  # retargets it
         return tuple(codes), {"$ref": f"#/$defs/{name}"}
-    return tuple(codes), schema
+    return tuple(codes), _retarget(_nullable(schema), out.names)
