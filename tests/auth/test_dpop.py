@@ -398,3 +398,26 @@ def test_required_refuses_bearer_tokens_and_challenges_with_dpop_only() -> None:
     assert response.status_code == 401 and len(values) == 1
     assert values[0].startswith('DPoP error="invalid_token"')
     assert text_of(call(asgi, f"DPoP {BOUND}", [proof()])) == "alice"
+
+
+def test_a_browser_may_send_proofs_and_read_nonces() -> None:
+    """CORS: the preflight allows the DPoP header; DPoP-Nonce is exposed to the page."""
+    web = "https://app.example"
+    asgi = app(DPoP(nonces=True), allowed_origins=[web])
+    asked = {"origin": web, "access-control-request-method": "POST"}
+    asked["access-control-request-headers"] = "authorization, dpop, content-type"
+
+    async def go() -> tuple[httpx.Response, httpx.Response]:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=asgi)) as http:
+            preflight = await http.options(URL, headers=asked)
+            headers = modern_headers("tools/call", "whoami") | {"origin": web}
+            headers |= {"authorization": f"DPoP {BOUND}", "dpop": proof()}
+            content = body(1, "tools/call", {"name": "whoami"})
+            return preflight, await http.post(URL, headers=headers, content=content)
+
+    preflight, refused = asyncio.run(go())
+    allowed = {h.strip() for h in preflight.headers["access-control-allow-headers"].split(",")}
+    assert "dpop" in allowed
+    assert refused.status_code == 401 and "dpop-nonce" in refused.headers
+    exposed = {h.strip() for h in refused.headers["access-control-expose-headers"].split(",")}
+    assert {"dpop-nonce", "www-authenticate"} <= exposed

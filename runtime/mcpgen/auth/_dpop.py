@@ -219,6 +219,20 @@ def normalise(url: str) -> str | None:
     return f"{scheme}://{netloc}{path}"
 
 
+_normal: dict[str, str | None] = {}  # a client names the same URL on every request
+
+
+def normalised(url: str) -> str | None:
+    """`normalise`, remembered for the last 1,024 URLs."""
+    try:
+        return _normal[url]
+    except KeyError:
+        found = _normal[url] = normalise(url)
+        if len(_normal) > 1024:
+            del _normal[next(iter(_normal))]
+        return found
+
+
 def _route_path(scope: dict[str, Any]) -> str:
     """The request's path inside the app (the mount prefix, if `path` has it, taken off)."""
     path: str = scope["path"]
@@ -244,14 +258,14 @@ def expected_url(scope: dict[str, Any], resource: str | None, endpoint: str) -> 
             prefix = base[: len(base) - len(endpoint)]
         else:
             prefix = scope.get("root_path", "")
-        return normalise(f"{parts.scheme}://{parts.netloc}{prefix}{route}")
+        return normalised(f"{parts.scheme}://{parts.netloc}{prefix}{route}")
     host = "localhost"
     for name, value in scope["headers"]:
         if name == b"host":
             host = value.decode("latin-1")
             break
     full = scope.get("root_path", "") + route
-    return normalise(f"{scope.get('scheme', 'http')}://{host}{full}")
+    return normalised(f"{scope.get('scheme', 'http')}://{host}{full}")
 
 
 def _proof_header(scope: dict[str, Any]) -> str | Refusal:
@@ -340,7 +354,7 @@ class ProofCheck:
             return _bad("the DPoP proof was made for another HTTP method")
         htu = claims.get("htu")
         wanted = expected_url(scope, self.resource, self.endpoint)
-        if not isinstance(htu, str) or wanted is None or normalise(htu) != wanted:
+        if not isinstance(htu, str) or wanted is None or normalised(htu) != wanted:
             return _bad("the DPoP proof was made for another URL")
         iat = claims.get("iat")
         if not isinstance(iat, int | float) or isinstance(iat, bool):
