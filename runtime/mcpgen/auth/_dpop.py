@@ -19,7 +19,6 @@ the first DPoP request.
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import hmac
 import logging
@@ -31,6 +30,7 @@ from urllib.parse import unquote, urlsplit
 import msgspec
 
 from mcpgen._errors import ConfigurationError
+from mcpgen.auth._jose import compact_header
 from mcpgen.stores import InMemoryKeyRing, InMemoryReplayCache, ReplayCache, StoreUnavailableError
 
 if TYPE_CHECKING:
@@ -282,16 +282,6 @@ def _proof_header(scope: dict[str, Any]) -> str | Refusal:
     return found.decode("latin-1").strip()
 
 
-def _jose_header(proof: str) -> dict[str, Any] | None:
-    if proof.count(".") != 2:
-        return None
-    head = proof.split(".", 1)[0]
-    try:
-        return _decode_object(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
-    except (binascii.Error, ValueError, msgspec.DecodeError):
-        return None
-
-
 def _bad(description: str) -> Refusal:
     return Refusal(401, "invalid_dpop_proof", description)
 
@@ -310,7 +300,7 @@ class ProofCheck:
         proof = _proof_header(scope)
         if isinstance(proof, Refusal):
             return proof
-        header = _jose_header(proof)
+        header = compact_header(proof)
         if header is None:
             return _bad("the DPoP proof is not a signed JWT")
         if header.get("typ") != "dpop+jwt":

@@ -12,7 +12,7 @@ which other users of the host can read in the process list).
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -22,80 +22,6 @@ if TYPE_CHECKING:
 __all__ = ["AuthOptions", "auth_settings"]
 
 _PANEL = "Authorization (HTTP)"
-
-IssuerOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--auth-issuer",
-        envvar="MCPGEN_AUTH_ISSUER",
-        help="The authorization server (its issuer URL): tokens are required.",
-        rich_help_panel=_PANEL,
-    ),
-]
-JwksOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--auth-jwks-uri",
-        envvar="MCPGEN_AUTH_JWKS_URI",
-        help="Its signing keys: JWT access tokens are verified locally.",
-        rich_help_panel=_PANEL,
-    ),
-]
-IntrospectionOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--auth-introspection",
-        envvar="MCPGEN_AUTH_INTROSPECTION",
-        help="Its introspection endpoint (RFC 7662), for opaque tokens.",
-        rich_help_panel=_PANEL,
-    ),
-]
-ClientIdOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--auth-client-id",
-        envvar="MCPGEN_AUTH_CLIENT_ID",
-        help="This server's client id at the introspection endpoint.",
-        rich_help_panel=_PANEL,
-    ),
-]
-ClientSecretOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--auth-client-secret",
-        envvar="MCPGEN_AUTH_CLIENT_SECRET",
-        help="Its secret (prefer the environment variable).",
-        rich_help_panel=_PANEL,
-    ),
-]
-ResourceOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--auth-resource",
-        envvar="MCPGEN_AUTH_RESOURCE",
-        help="This server's public URL, as clients use it (the tokens' audience).",
-        rich_help_panel=_PANEL,
-    ),
-]
-ScopeOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--auth-scope",
-        envvar="MCPGEN_AUTH_SCOPES",
-        help="A scope every request needs (repeatable).",
-        rich_help_panel=_PANEL,
-    ),
-]
-DPoPOpt = Annotated[
-    str,
-    typer.Option(
-        "--auth-dpop",
-        envvar="MCPGEN_AUTH_DPOP",
-        help="DPoP (RFC 9449): check (proofs of bound tokens checked), advertise,"
-        " nonces (advertise and require server nonces) or required (bound tokens only).",
-        rich_help_panel=_PANEL,
-    ),
-]
 
 _ENV = {
     "issuer": "MCPGEN_AUTH_ISSUER",
@@ -107,6 +33,45 @@ _ENV = {
     "scopes": "MCPGEN_AUTH_SCOPES",
     "dpop": "MCPGEN_AUTH_DPOP",
 }
+
+
+def _option(name: str, text: str) -> Any:
+    """The option `--auth-<name>` (underscores as dashes), read from its variable too."""
+    flag = "--auth-" + ("scope" if name == "scopes" else name.replace("_", "-"))
+    return typer.Option(flag, envvar=_ENV[name], help=text, rich_help_panel=_PANEL)
+
+
+Text = str | None
+IssuerOpt = Annotated[
+    Text, _option("issuer", "The authorization server (its issuer URL): tokens are required.")
+]
+JwksOpt = Annotated[
+    Text, _option("jwks_uri", "Its signing keys: JWT access tokens are verified locally.")
+]
+IntrospectionOpt = Annotated[
+    Text, _option("introspection", "Its introspection endpoint (RFC 7662), for opaque tokens.")
+]
+ClientIdOpt = Annotated[
+    Text, _option("client_id", "This server's client id at the introspection endpoint.")
+]
+ClientSecretOpt = Annotated[
+    Text, _option("client_secret", "Its secret (prefer the environment variable).")
+]
+ResourceOpt = Annotated[
+    Text,
+    _option("resource", "This server's public URL, as clients use it (the tokens' audience)."),
+]
+ScopeOpt = Annotated[
+    list[str] | None, _option("scopes", "A scope every request needs (repeatable).")
+]
+DPoPOpt = Annotated[
+    str,
+    _option(
+        "dpop",
+        "DPoP (RFC 9449): check (proofs of bound tokens checked), advertise, nonces"
+        " (advertise and require server nonces) or required (bound tokens only).",
+    ),
+]
 _DPOP_MODES = ("check", "advertise", "nonces", "required")
 
 
