@@ -355,8 +355,14 @@ def test_server_nonces() -> None:
     assert "use_dpop_nonce" in refusal(call(asgi, f"DPoP {BOUND}", [proof(nonce="1.forged")]))
     stranger = DPoPNonces(b"another secret", 60, lambda: now[0]).current()
     assert "use_dpop_nonce" in refusal(call(asgi, f"DPoP {BOUND}", [proof(nonce=stranger)]))
-    now[0] += 60  # the next period: the nonce is still good ...
-    assert text_of(call(asgi, f"DPoP {BOUND}", [proof(iat=int(now[0]), nonce=nonce)])) == "alice"
+    assert "dpop-nonce" not in ok.headers  # the current nonce: nothing new to hand out
+    now[0] += 60  # the next period: the nonce is still good, and its successor comes along
+    rotated = call(asgi, f"DPoP {BOUND}", [proof(iat=int(now[0]), nonce=nonce)])
+    assert text_of(rotated) == "alice"
+    successor = rotated.headers["dpop-nonce"]
+    assert successor != nonce and rotated.headers["cache-control"] == "no-store"
+    fresh = call(asgi, f"DPoP {BOUND}", [proof(iat=int(now[0]), nonce=successor)])
+    assert text_of(fresh) == "alice" and "dpop-nonce" not in fresh.headers
     now[0] += 60  # ... one more, and it has rotated out
     late = call(asgi, f"DPoP {BOUND}", [proof(iat=int(now[0]), nonce=nonce)])
     assert "use_dpop_nonce" in refusal(late) and late.headers["dpop-nonce"] != nonce

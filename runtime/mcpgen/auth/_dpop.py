@@ -36,7 +36,15 @@ from mcpgen.stores import InMemoryKeyRing, InMemoryReplayCache, ReplayCache, Sto
 if TYPE_CHECKING:
     from mcpgen.stores.redis import Connection
 
-__all__ = ["DEFAULT_ALGORITHMS", "DPoP", "DPoPNonces", "ProofCheck", "Refusal", "bound_key"]
+__all__ = [
+    "DEFAULT_ALGORITHMS",
+    "NEXT_NONCE",
+    "DPoP",
+    "DPoPNonces",
+    "ProofCheck",
+    "Refusal",
+    "bound_key",
+]
 
 log = logging.getLogger("mcpgen.auth")
 
@@ -46,6 +54,7 @@ DEFAULT_ALGORITHMS = (
 MAX_PROOF_BYTES = 8 * 1024
 _PRIVATE = frozenset({"d", "p", "q", "dp", "dq", "qi", "oth", "k"})
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+NEXT_NONCE = "mcpgen.dpop_nonce"  # ASGI scope key: a DPoP-Nonce for the response
 _decode_object = msgspec.json.Decoder(dict[str, Any]).decode
 
 
@@ -334,7 +343,13 @@ class ProofCheck:
         except StoreUnavailableError as exc:
             log.warning("cannot check a DPoP proof for replay: %s", exc)
             return Refusal(503, "temporarily_unavailable", "the proof cannot be checked now")
-        return None if first else _bad("the DPoP proof was used before")
+        if not first:
+            return _bad("the DPoP proof was used before")
+        if nonces is not None and claims.get("nonce") != (current := nonces.current()):
+            # Still accepted, but from the last period: hand the next one out with this
+            # answer (the app adds the header), sparing the client a refusal later.
+            scope[NEXT_NONCE] = current
+        return None
 
     def _claims(self, scope: dict[str, Any], claims: dict[str, Any], token: str) -> Refusal | None:
         jti = claims.get("jti")
