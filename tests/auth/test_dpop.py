@@ -427,3 +427,21 @@ def test_a_browser_may_send_proofs_and_read_nonces() -> None:
     assert refused.status_code == 401 and "dpop-nonce" in refused.headers
     exposed = {h.strip() for h in refused.headers["access-control-expose-headers"].split(",")}
     assert {"dpop-nonce", "www-authenticate"} <= exposed
+
+
+def test_a_missing_scope_is_told_in_the_dpop_challenge() -> None:
+    server = Server("scoped")
+
+    @server.tool(scopes=["admin"])
+    def whoami() -> str:
+        return "never"
+
+    asgi = server.asgi_app(auth=AuthSettings(tokens(), required_scopes=["read"]))
+    refused = call(asgi, f"DPoP {BOUND}", [proof()])
+    assert refused.status_code == 403
+    assert refused.headers["www-authenticate"].startswith('DPoP error="insufficient_scope"')
+    assert 'scope="read"' in refused.headers["www-authenticate"]
+    assert "algs=" in refused.headers["www-authenticate"]
+    # Without a valid proof the token's scopes are not discussed.
+    unproven = call(asgi, f"DPoP {BOUND}", [proof(htm="GET")])
+    assert unproven.status_code == 401 and "insufficient_scope" not in unproven.text

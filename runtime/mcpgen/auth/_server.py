@@ -172,17 +172,21 @@ class AuthGate:
         # Cached by the header's raw value (`known`), the scheme included: a reused
         # token costs one lookup (and, with DPoP, the check of its fresh proof).
         access = self.cache.get(raw)
+        fresh = access is None
         if access is None:
             verdict = await self._admit_token(scope, token, dpop)
             if isinstance(verdict, tuple):
                 return verdict
-            self.cache.put(raw, verdict)  # only tokens that may pass
             access = verdict
-        if dpop:
+        if dpop:  # the proof first: nothing more is said to whoever cannot make one
             jkt = bound_key(access.claims)
             refused = await self._proofs.check(scope, token, jkt or "")
             if refused is not None:
                 return self._refuse_dpop(scope, refused)
+        if fresh:
+            if not self.settings.required_scopes <= access.scopes:
+                return self._insufficient(scope, self.settings.required_scopes | access.scopes)
+            self.cache.put(raw, access)  # only tokens that may pass
         return access
 
     async def _admit_token(self, scope: Scope, token: str, dpop: bool) -> AccessToken | Answer:
@@ -209,8 +213,6 @@ class AuthGate:
             )
         if not dpop and self.dpop.required:
             return self._refuse(scope, 401, "invalid_token", "only DPoP-bound tokens are accepted")
-        if not self.settings.required_scopes <= verdict.scopes:
-            return self._insufficient(scope, self.settings.required_scopes | verdict.scopes)
         return verdict
 
     async def _verify(self, token: str) -> AccessToken | str:
@@ -284,8 +286,14 @@ class AuthGate:
         return status, body, headers
 
     def _insufficient(self, scope: Scope, scopes: frozenset[str] | Sequence[str]) -> Answer:
+        """403, in the challenge of the scheme the token came with (RFC 9449 7.2)."""
         description = "the token lacks a scope this request needs"
+        dpop = any(n == b"authorization" and v[:5].lower() == b"dpop " for n, v in scope["headers"])
         header = challenge(
-            self.metadata_location(scope), frozenset(scopes), "insufficient_scope", description
+            self.metadata_location(scope),
+            frozenset(scopes),
+            "insufficient_scope",
+            description,
+            algs=self.dpop.algorithms if dpop else None,
         )
         return 403, _error_body("insufficient_scope", description), [(b"www-authenticate", header)]
