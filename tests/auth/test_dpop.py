@@ -14,6 +14,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from joserfc import jwt
 from joserfc.jwk import ECKey, RSAKey
 
@@ -445,3 +447,45 @@ def test_a_missing_scope_is_told_in_the_dpop_challenge() -> None:
     # Without a valid proof the token's scopes are not discussed.
     unproven = call(asgi, f"DPoP {BOUND}", [proof(htm="GET")])
     assert unproven.status_code == 401 and "insufficient_scope" not in unproven.text
+
+
+# -- anything at all in a proof ---------------------------------------------------------------
+_ANY = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=40),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_CLAIMS = ("jti", "htm", "htu", "iat", "ath", "nonce", "cnf")
+
+
+def _acceptable(changes: dict[str, Any]) -> bool:
+    """Whether a proof with these claims replaced still satisfies every rule."""
+    jti, htm, htu = changes.get("jti", "j"), changes.get("htm", "POST"), changes.get("htu", URL)
+    iat, ath = changes.get("iat", int(time.time())), changes.get("ath", token_hash(BOUND))
+    return (
+        isinstance(jti, str)
+        and 0 < len(jti) <= 256
+        and htm == "POST"
+        and isinstance(htu, str)
+        and normalise(htu) == normalise(URL)
+        and isinstance(iat, int | float)
+        and not isinstance(iat, bool)
+        and time.time() - 65 <= iat <= time.time() + 5
+        and ath == token_hash(BOUND)
+    )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(changes=st.dictionaries(st.sampled_from(_CLAIMS), _ANY, max_size=3))
+def test_a_signed_proof_with_odd_claims_is_refused_never_a_crash(changes: dict[str, Any]) -> None:
+    """Properly signed proofs whose claims are replaced by anything: 200 exactly when
+    every rule still holds, else 401; never a 500."""
+    response = call(app(), f"DPoP {BOUND}", [proof(**changes)])
+    expected = 200 if _acceptable(changes) else 401
+    assert response.status_code == expected, (changes, response.status_code, response.text)
