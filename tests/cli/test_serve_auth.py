@@ -18,6 +18,12 @@ from tests.processes import EVERYTHING
 ISSUER, RESOURCE = "https://auth.example.com", "https://api.example.com/mcp"
 
 
+def introspecting(scopes: list[str] | None = None, dpop: str = "check") -> AuthOptions:
+    """Options for opaque tokens checked at the issuer's introspection endpoint."""
+    endpoint = f"{ISSUER}/introspect"
+    return AuthOptions(ISSUER, None, endpoint, "rs", "s3cret", RESOURCE, scopes, dpop)
+
+
 def test_no_option_no_authorization() -> None:
     assert auth_settings(AuthOptions()) is None
 
@@ -35,15 +41,7 @@ def test_jwts_checked_with_the_issuers_keys() -> None:
 
 
 def test_opaque_tokens_by_introspection() -> None:
-    options = AuthOptions(
-        ISSUER,
-        introspection=f"{ISSUER}/introspect",
-        client_id="rs",
-        client_secret="s3cret",
-        resource=RESOURCE,
-        dpop="required",
-    )
-    settings = auth_settings(options)
+    settings = auth_settings(introspecting(dpop="required"))
     assert settings is not None
     verifier = settings.verifier
     assert isinstance(verifier, IntrospectionVerifier)
@@ -79,16 +77,7 @@ def test_export_hands_the_options_to_workers(monkeypatch: pytest.MonkeyPatch) ->
     for name in _ENV.values():  # each restored to what it was (absent, mostly) afterwards
         monkeypatch.setenv(name, "")
         monkeypatch.delenv(name)
-    options = AuthOptions(
-        ISSUER,
-        introspection=f"{ISSUER}/introspect",
-        client_id="rs",
-        client_secret="s3cret",
-        resource=RESOURCE,
-        scopes=["a", "b"],
-        dpop="nonces",
-    )
-    options.export()
+    introspecting(scopes=["a", "b"], dpop="nonces").export()
     exported = {name: os.environ.get(name) for name in _ENV.values()}
     assert exported == {
         "MCPGEN_AUTH_ISSUER": ISSUER,
