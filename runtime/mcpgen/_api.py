@@ -370,6 +370,8 @@ class Server:
         if self.redis is not None:
             store, events = store or self.redis.sessions, events or self.redis.events
         auth = options.pop("auth", None)  # an AuthSettings: bearer tokens required
+        if auth is not None and self.redis is not None:
+            auth.share_replay(self.redis.connection)  # DPoP proofs: one replay cache
         features = None if auth is None else RegistryScopes(lambda: self._registry)
         if auth is not None and auth.hide_unauthorized:
             self._update("", hide_unauthorized=True)
