@@ -25,6 +25,7 @@ from mcpgen._errors import (
 )
 from mcpgen._server import CacheHint, Channel, Session
 from mcpgen._server._apps import APP_MIME_TYPE, UI_EXTENSION
+from mcpgen._server._call import RequestInfo
 from mcpgen._server._content import (
     audio,
     embedded_blob,
@@ -66,6 +67,7 @@ __all__ = [
     "ProgressCallback",
     "ProtocolViolationError",
     "Proxy",
+    "RequestInfo",
     "RootsCallback",
     "SamplingCallback",
     "Server",

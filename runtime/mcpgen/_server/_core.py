@@ -31,6 +31,7 @@ from mcpgen._server._bridge import Loop
 from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, Listener
 from mcpgen._server._call import Call
 from mcpgen._server._defs import CompletionDef, PromptDef, ResourceDef, TemplateDef, ToolDef
+from mcpgen._server._methods import read_resource
 from mcpgen._server._state import Sealer
 from mcpgen._server._task_runner import TaskRunner
 from mcpgen._server._tasks import TASKS, Spawn, input_of
@@ -145,6 +146,12 @@ class ServerCore:
         self._discover: bytes | None = None
         self._caps: dict[str, Any] | None = None
         self._features: dict[str, bool] = {}
+
+    def read_own(self, call: Call, uri: str) -> Any:
+        """`resources/read` of one of this server's resources for a handler serving
+        `call` (`ctx.read_resource`): a result, or a coroutine resolving to one."""
+        params = t.ReadResourceRequestParams(meta={}, uri=uri)
+        return read_resource(self, None, call, params)  # type: ignore[arg-type]  # no session used
 
     # -- registry snapshots ---------------------------------------------------------------
     def swap(self, registry: Registry, changed: Iterable[str]) -> None:

@@ -127,7 +127,7 @@ def call_tool(
         except ArgumentsError as exc:
             return tool_error(f"Invalid arguments for tool {tool.name!r}: {exc}")
     if tool.task is not None:
-        call.lifespan = core.lifespan  # the task's handler sees it too
+        call.lifespan, call.core = core.lifespan, core  # the task's handler sees them too
         answer = core.tasks.dispatch(call, tool, kwargs)
         if answer is not None:
             return answer

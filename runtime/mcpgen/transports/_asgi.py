@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from mcpgen import _jsonrpc as rpc
 from mcpgen._errors import ConfigurationError
 from mcpgen._server import Channel
+from mcpgen._server._call import RequestInfo
 from mcpgen.stores import EventStore
 
 if TYPE_CHECKING:
@@ -60,17 +61,28 @@ class ResponseStream(Channel):
     just ends the stream)."""
 
     def __init__(
-        self, app: _Spawner, headers: dict[str, str] | None, principal: str | None
+        self,
+        app: _Spawner,
+        headers: dict[str, str] | None,
+        principal: str | None,
+        scope: Scope | None = None,
     ) -> None:
         self.app = app
         self.headers = headers
         self.principal = principal
+        self.scope = scope  # the POST's, for `ctx.request`
         self.events: list[bytes] = []
         self.final: bytes | None = None
         self.closed = False
         self.overflowed = False
         self._wakeup: asyncio.Event | None = None
         self._waiter: asyncio.Future[bool] | None = None  # the writer's, while it is idle
+
+    def request_info(self) -> RequestInfo | None:
+        return None if self.scope is None else request_info(self.scope, "streamable-http")
+
+    def session_id(self) -> str | None:
+        return None if self.headers is None else self.headers.get("mcp-session-id")
 
     @property
     def wakeup(self) -> asyncio.Event:
@@ -266,6 +278,24 @@ class SseWriter:
 
 def _event(event_id: str, frame: bytes) -> bytes:
     return b"id: " + event_id.encode() + b"\nevent: message\ndata: " + frame + b"\n\n"
+
+
+def request_info(scope: Scope, transport: str) -> RequestInfo:
+    """What a handler may see of the HTTP request in `scope` (`ctx.request`); the
+    Authorization header stays out of it (the verified token is `ctx.auth`)."""
+    client = scope.get("client")
+    return RequestInfo(
+        transport=transport,
+        method=scope.get("method", ""),
+        path=scope.get("root_path", "") + route_path(scope),
+        query=scope.get("query_string", b"").decode("latin-1"),
+        headers={
+            name.decode("latin-1"): value.decode("latin-1")
+            for name, value in scope.get("headers", ())
+            if name != b"authorization"
+        },
+        client=(client[0], client[1]) if client else None,
+    )
 
 
 def route_path(scope: Scope) -> str:

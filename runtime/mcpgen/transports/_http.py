@@ -293,7 +293,7 @@ class McpAsgiApp:
             return
         http_session = found  # None: a fresh core session, a channel only if it goes legacy
         session = self.server.session() if found is None else found.core
-        channel = _Stream(self, headers, principal)
+        channel = _Stream(self, headers, principal, scope)
         channel.auth = scope.get("mcpgen.auth")  # the verified token (`_http_auth`)
         outcome = session.receive(body, channel)
         extra: list[tuple[bytes, bytes]] = []
