@@ -24,6 +24,7 @@ from mcpgen._server import CacheHint, Channel, Registry, ServerCore, Session
 from mcpgen._server._apps import APP_MIME_TYPE, UI_EXTENSION, AppSource, app_reader
 from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, ChangeEvent
 from mcpgen._server._defs import PromptOptions, ResourceOptions, TemplateOptions, ToolOptions
+from mcpgen._server._methods import read_own
 from mcpgen._server._scopes import RegistryScopes
 from mcpgen._server._state import Sealer
 from mcpgen.stores import Bus, KeyRing, TaskStore
@@ -167,6 +168,7 @@ class Server:
                 task_ttl_ms=self._task_ttl_ms,
                 task_poll_ms=self._task_poll_ms,
                 run_sync=self._threads,
+                read=read_own,
             )
             self._core.lifespan = self._lifespan_value
         return self._core

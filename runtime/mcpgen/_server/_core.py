@@ -31,7 +31,6 @@ from mcpgen._server._bridge import Loop
 from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, Listener
 from mcpgen._server._call import Call
 from mcpgen._server._defs import CompletionDef, PromptDef, ResourceDef, TemplateDef, ToolDef
-from mcpgen._server._methods import read_resource
 from mcpgen._server._state import Sealer
 from mcpgen._server._task_runner import TaskRunner
 from mcpgen._server._tasks import TASKS, Spawn, input_of
@@ -114,10 +113,13 @@ class ServerCore:
         task_poll_ms: int = 1000,
         loop: Callable[[], Loop] | None = None,
         run_sync: SyncRunner | None = None,
+        read: Callable[[ServerCore, Call, str], Any] | None = None,
     ) -> None:
         self.info = info
         # None: sync handlers run inline, on the caller's thread.
         self.run_sync = run_sync
+        # `resources/read` for a handler (`_methods.read_own`; passed in: no import cycle).
+        self._read = read
         # What the server's lifespan yielded (`ctx.lifespan`), once it has been entered.
         self.lifespan: Any = None
         self.instructions = instructions
@@ -150,8 +152,9 @@ class ServerCore:
     def read_own(self, call: Call, uri: str) -> Any:
         """`resources/read` of one of this server's resources for a handler serving
         `call` (`ctx.read_resource`): a result, or a coroutine resolving to one."""
-        params = t.ReadResourceRequestParams(meta={}, uri=uri)
-        return read_resource(self, None, call, params)  # type: ignore[arg-type]  # no session used
+        if self._read is None:
+            raise McpError(t.INTERNAL_ERROR, "this server core was built without a reader")
+        return self._read(self, call, uri)
 
     # -- registry snapshots ---------------------------------------------------------------
     def swap(self, registry: Registry, changed: Iterable[str]) -> None:

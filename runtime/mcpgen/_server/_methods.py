@@ -34,7 +34,7 @@ from mcpgen_types import latest as t
 if TYPE_CHECKING:
     from mcpgen._server._core import ServerCore
 
-__all__ = ["METHODS", "MethodSpec", "check_headers", "initialize_result"]
+__all__ = ["METHODS", "MethodSpec", "check_headers", "initialize_result", "read_own"]
 
 Handler = Callable[["ServerCore", SessionView, Call, Any], Any]
 
@@ -164,6 +164,11 @@ def read_resource(
             done = functools.partial(_read_result, uri, template.definition.mime_type)
             return invoke(core, template, dict(found), call, done)
     raise _resource_not_found(call, uri)
+
+
+def read_own(core: ServerCore, call: Call, uri: str) -> Any:
+    """`resources/read` of `uri` for a handler serving `call` (`ctx.read_resource`)."""
+    return read_resource(core, None, call, t.ReadResourceRequestParams(meta={}, uri=uri))  # type: ignore[arg-type]
 
 
 def _read_result(uri: str, mime: Any, value: Any) -> Any:
