@@ -27,6 +27,14 @@ from mcpgen._server._defs import PromptOptions, ResourceOptions, TemplateOptions
 from mcpgen._server._methods import read_own
 from mcpgen._server._scopes import RegistryScopes
 from mcpgen._server._state import Sealer
+from mcpgen._server_side._mount import (
+    Mounted,
+    Watcher,
+    check_namespace,
+    copy_entries,
+    holding,
+    merged,
+)
 from mcpgen.stores import Bus, KeyRing, TaskStore
 from mcpgen.telemetry import session_class
 from mcpgen.transports._lifespan import Lifespan, LifespanFactory
@@ -145,6 +153,7 @@ class Server:
         # Found by the transports (`lifespan_of`): they hold it while they serve.
         self.lifecycle = None if lifespan is None else Lifespan(lifespan, self, self._entered)
         self._session_type = session_class(telemetry)
+        self.watchers: list[Watcher] = []  # the servers this one is mounted in
 
     # -- the core --------------------------------------------------------------------------
     @property
@@ -192,7 +201,13 @@ class Server:
         self._swap(kind, msgspec.structs.replace(self._registry, **changes))
 
     def _swap(self, kind: str, registry: Registry) -> None:
-        self._registry = registry
+        previous, self._registry = self._registry, registry
+        try:
+            for watcher in self.watchers:  # mounted: the parents serve the change too
+                watcher.changed(kind)
+        except ConfigurationError:
+            self._registry = previous  # a name a parent already serves: nothing changes
+            raise
         if self._core is not None:  # serving: swap the snapshot, tell listeners
             self._core.swap(registry, [kind])
 
@@ -331,6 +346,34 @@ class Server:
     # -- change notifications ------------------------------------------------------------------
     def _publish(self, event: ChangeEvent) -> None:
         self.core.bus.publish(event)
+        for watcher in self.watchers:
+            watcher.published(event)
+
+    # -- composition (docs/guide/composition.md) --------------------------------------------------
+    def mount(self, server: Server, namespace: str | None = None) -> None:
+        """Serve `server`'s tools, resources, templates, prompts and completions from this
+        one, under `namespace`: names become `namespace_name`, URIs `scheme://namespace/rest`
+        (`urn:x` becomes `urn:namespace/x`). The mount stays live (its registrations and change
+        notifications reach this server's clients) and its lifespan is entered with this
+        one's. A name or URI this server already serves raises ConfigurationError."""
+        mounted = Mounted(self, server, check_namespace(namespace))
+        self._swap(TOOLS, mounted.attach())
+        self._swap(PROMPTS, self._registry)
+        self._swap(RESOURCES, self._registry)
+        server.watchers.append(mounted)
+        if server.lifecycle is not None:
+            self.lifecycle = holding(self.lifecycle, server.lifecycle, self, self._entered)
+
+    def import_server(self, server: Server, namespace: str | None = None) -> None:
+        """Copy `server`'s entries into this one once, renamed as `mount` does; later
+        changes to `server` are not seen, and its lifespan is not entered."""
+        entries = copy_entries(server._registry, check_namespace(namespace), None)
+        registry = merged(self._registry, entries)
+        if server._registry.fallback_completion is not None:
+            registry = Mounted(self, server, check_namespace(namespace))._with_fallback(registry)
+        self._swap(TOOLS, registry)
+        self._swap(PROMPTS, self._registry)
+        self._swap(RESOURCES, self._registry)
 
     def notify_tools_changed(self) -> None:
         self._publish(ChangeEvent(TOOLS))
