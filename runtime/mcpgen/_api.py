@@ -10,6 +10,7 @@ import msgspec
 from msgspec import UNSET
 
 from mcpgen._api_registry import (
+    add_entry,
     with_completion,
     with_prompt,
     with_resource,
@@ -35,6 +36,7 @@ from mcpgen._server_side._mount import (
     holding,
     merged,
 )
+from mcpgen._server_side._transform import TransformOptions, transformed
 from mcpgen.stores import Bus, KeyRing, TaskStore
 from mcpgen.telemetry import session_class
 from mcpgen.transports._lifespan import Lifespan, LifespanFactory
@@ -357,9 +359,7 @@ class Server:
         notifications reach this server's clients) and its lifespan is entered with this
         one's. A name or URI this server already serves raises ConfigurationError."""
         mounted = Mounted(self, server, check_namespace(namespace))
-        self._swap(TOOLS, mounted.attach())
-        self._swap(PROMPTS, self._registry)
-        self._swap(RESOURCES, self._registry)
+        self._swap_all(mounted.attach())
         server.watchers.append(mounted)
         if server.lifecycle is not None:
             self.lifecycle = holding(self.lifecycle, server.lifecycle, self, self._entered)
@@ -371,9 +371,28 @@ class Server:
         registry = merged(self._registry, entries)
         if server._registry.fallback_completion is not None:
             registry = Mounted(self, server, check_namespace(namespace))._with_fallback(registry)
-        self._swap(TOOLS, registry)
-        self._swap(PROMPTS, self._registry)
-        self._swap(RESOURCES, self._registry)
+        self._swap_all(registry)
+
+    def _swap_all(self, registry: Registry) -> None:
+        for kind in (TOOLS, PROMPTS, RESOURCES):  # one snapshot, each list announced
+            self._swap(kind, registry)
+
+    def add_transformed_tool(
+        self, source: str, name: str, *, replace: bool = False, **changes: Unpack[TransformOptions]
+    ) -> None:
+        """Register a tool `name` made from this server's tool `source`: keywords
+        `title`, `description`, `rename` ({old: new} argument names), `describe` ({argument:
+        description}), `hide` ({argument: fixed value}, left out of the schema) and
+        `result` (a function of the source's result; its return annotation gives the
+        output schema). `replace=True` removes `source`. Schemas are regenerated."""
+        tool = self._registry.tools.get(source)
+        if tool is None:
+            raise ConfigurationError(f"no tool {source!r}")
+        registry = self._registry
+        if replace:
+            registry = without(registry, "tools", source, "tool")
+        new = transformed(tool, name=name, **changes)
+        self._swap(TOOLS, add_entry(registry, "tools", new.name, new, "tool"))
 
     def notify_tools_changed(self) -> None:
         self._publish(ChangeEvent(TOOLS))
