@@ -19,6 +19,7 @@ from mcpgen._errors import (
     HttpStatusError,
     McpError,
     ProtocolViolationError,
+    RequestTimeoutError,
     ToolError,
     TransportError,
     TransportTimeoutError,
@@ -50,10 +51,13 @@ __all__ = [
     "APP_MIME_TYPE",
     "App",
     "CacheHint",
+    "CallNext",
     "CallbackError",
     "Channel",
     "Client",
     "ClientError",
+    "ClientMiddleware",
+    "ClientRequest",
     "ConfigurationError",
     "ConnectError",
     "ConnectionClosedError",
@@ -68,6 +72,8 @@ __all__ = [
     "ProtocolViolationError",
     "Proxy",
     "RequestInfo",
+    "RequestTimeoutError",
+    "RetryPolicy",
     "RootsCallback",
     "SamplingCallback",
     "Server",
@@ -111,17 +117,27 @@ if TYPE_CHECKING:
         SamplingCallback,
     )
     from mcpgen._client import TaskCancelledError, TaskFailedError, VerdictCache
+    from mcpgen._client_side._middleware import (
+        CallNext,
+        ClientMiddleware,
+        ClientRequest,
+        RetryPolicy,
+    )
     from mcpgen.proxy import Proxy
 
 _CLIENT_SIDE = frozenset(
     {
         "App",
         "tool_app",
+        "CallNext",
         "CallbackError",
         "Client",
+        "ClientMiddleware",
+        "ClientRequest",
         "ElicitationCallback",
         "LogCallback",
         "ProgressCallback",
+        "RetryPolicy",
         "RootsCallback",
         "SamplingCallback",
         "TaskCancelledError",
@@ -140,8 +156,9 @@ def __getattr__(name: str) -> Any:
         return Proxy
     if name in _CLIENT_SIDE:  # loaded on first use: a server does not pay for the client
         from mcpgen import _api_apps, _api_client, _api_tasks, _callbacks, _client  # noqa: PLC0415
+        from mcpgen._client_side import _middleware  # noqa: PLC0415
 
-        for module in (_api_apps, _api_client, _api_tasks, _callbacks, _client):
+        for module in (_api_apps, _api_client, _api_tasks, _callbacks, _client, _middleware):
             if hasattr(module, name):
                 globals()[name] = value = getattr(module, name)
                 return value

@@ -31,6 +31,7 @@ from mcpgen._api_options import ClientOptions
 from mcpgen._api_tasks import DEFAULT_TASK_TIMEOUT, Tasks, ToolTask
 from mcpgen._client import ClientCore, VerdictCache, shared_verdicts
 from mcpgen._client._cache import ResultCache
+from mcpgen._client_side._middleware import ClientMiddleware, RetryPolicy, install
 from mcpgen._connection import Connection, Era, Note
 from mcpgen._errors import ConfigurationError, McpError
 from mcpgen._listen import changes
@@ -57,6 +58,12 @@ class Client:
     `extensions`: extensions this application handles, declared in the client's
     capabilities; `apps=True` declares MCP Apps (`io.modelcontextprotocol/ui`): the
     application renders apps (`read_app`), so servers may link tools to them.
+
+    `timeout`: seconds to wait for any request's answer (each call may pass its own);
+    past it the request is cancelled on the server and `RequestTimeoutError` (a
+    `TimeoutError`) is raised. `middleware`: async `(request, call_next)` functions
+    around every request, first outermost; `retry`: a `RetryPolicy` resending
+    idempotent requests after transport failures (off by default).
     """
 
     def __init__(
@@ -80,6 +87,8 @@ class Client:
         telemetry: bool | None = None,
         extensions: Mapping[str, Mapping[str, Any]] | None = None,
         apps: bool = False,
+        middleware: Sequence[ClientMiddleware] = (),
+        retry: RetryPolicy | None = None,
     ) -> None:
         self.callbacks = cb.Callbacks(
             on_elicitation=on_elicitation,
@@ -115,6 +124,15 @@ class Client:
         self.connection.refresh_tools = self._refresh_tools
         self.tasks = Tasks(self.connection, self.callbacks)
         instrument_client(self.connection, telemetry)  # a no-op unless telemetry is on
+        self.middleware: list[ClientMiddleware] = list(middleware)
+        self._hooked = install(self.connection, self.middleware, retry)
+
+    def add_middleware(self, middleware: ClientMiddleware) -> None:
+        """Add `middleware` around every later request, inside those added before it
+        (docs/guide/clients.md, "Middleware, timeouts and retries")."""
+        self.middleware.append(middleware)
+        if not self._hooked:
+            self._hooked = install(self.connection, self.middleware, None)
 
     # -- construction -----------------------------------------------------------------------------
     @classmethod

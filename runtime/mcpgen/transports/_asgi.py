@@ -35,6 +35,7 @@ __all__ = [
     "plain_response",
     "read_body",
     "route_path",
+    "work_or_leave",
     "served_urls",
     "uvicorn_server",
 ]
@@ -338,6 +339,31 @@ async def _read_chunks(receive: Receive, cap: int, message: dict[str, Any]) -> b
 async def disconnected(receive: Receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
+
+
+async def work_or_leave(
+    work: asyncio.Future[Any],
+    wakeup: asyncio.Event,
+    receive: Receive,
+    on_disconnect: Callable[[], None] | None,
+) -> bool:
+    """Wait until `work` ends or `wakeup` is set; with `on_disconnect`, call it and
+    return True if the client disconnects first (its request is cancelled)."""
+    waiter = asyncio.ensure_future(wakeup.wait())
+    waits: set[asyncio.Future[Any]] = {work, waiter}
+    gone = None if on_disconnect is None else asyncio.ensure_future(disconnected(receive))
+    if gone is not None:
+        waits.add(gone)
+    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    waiter.cancel()
+    if gone is None:
+        return False
+    if not gone.done():
+        gone.cancel()
+        return False
+    assert on_disconnect is not None
+    on_disconnect()
+    return True
 
 
 async def json_response(
