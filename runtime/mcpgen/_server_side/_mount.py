@@ -29,7 +29,7 @@ import msgspec
 from mcpgen._errors import ConfigurationError
 from mcpgen._server import Registry
 from mcpgen._server._bus import RESOURCE, ChangeEvent
-from mcpgen._server._call import Call
+from mcpgen._server._call import Call, OwnReader
 from mcpgen._server._defs import CompletionDef, PromptDef, ResourceDef, TemplateDef, ToolDef
 from mcpgen._server._templates import UriTemplate
 from mcpgen.transports._lifespan import Lifespan, LifespanFactory
@@ -121,7 +121,7 @@ class _OwnReader:
 
     __slots__ = ("core", "namespace")
 
-    def __init__(self, core: Any, namespace: str) -> None:
+    def __init__(self, core: OwnReader, namespace: str) -> None:
         self.core, self.namespace = core, namespace
 
     def read_own(self, call: Call, uri: str) -> Any:
