@@ -27,13 +27,9 @@ from mcpgen import (
     TransportTimeoutError,
 )
 from mcpgen import types as t
+from mcpgen.transports._asgi import read_body
+from tests.framework.common import ERAS, run
 from tests.transports.httpharness import running, serve
-
-ERAS = ["modern", "legacy"]
-
-
-def run(coro: Any) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, 60))
 
 
 def build(seen: dict[str, Any]) -> Server:
@@ -180,12 +176,7 @@ class Flaky:
         if scope["type"] != "http" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive, 1 << 20) or b"{}"
         if json.loads(body).get("method") == self.method:
             self.seen += 1
             if self.left > 0:

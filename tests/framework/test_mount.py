@@ -21,19 +21,8 @@ from mcpgen import (
     elicit_form,
 )
 from mcpgen import types as t
+from tests.framework.common import ERAS, run, text_of
 from tests.transports.httpharness import serve
-
-ERAS = ["modern", "legacy"]
-
-
-def run(coro: Any) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, 60))
-
-
-def text_of(result: Any) -> str:
-    block = result.content[0]
-    assert isinstance(block, t.TextContent), result
-    return block.text
 
 
 def weather(events: list[str]) -> Server:

@@ -4,7 +4,6 @@ and in memory; a task keeps its request's."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from typing import Any
@@ -13,14 +12,11 @@ import pytest
 
 from mcpgen import Client, McpError
 from mcpgen import types as t
+from tests.framework.common import run
 from tests.framework.context_server import build
 from tests.transports.httpharness import serve
 
 STDIO = [sys.executable, "-m", "tests.framework.context_server"]
-
-
-def run(coro: Any) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, 60))
 
 
 async def who(client: Client) -> dict[str, Any]:

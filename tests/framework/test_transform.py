@@ -13,12 +13,7 @@ import pytest
 
 from mcpgen import Client, ConfigurationError, Context, InputRequired, Server, elicit_form
 from mcpgen import types as t
-
-ERAS = ["modern", "legacy"]
-
-
-def run(coro: Any) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, 60))
+from tests.framework.common import ERAS, run
 
 
 class Hit(msgspec.Struct):
