@@ -51,10 +51,10 @@ __all__ = [
     "APP_MIME_TYPE",
     "App",
     "CacheHint",
-    "CallNext",
     "CallbackError",
     "Channel",
     "Client",
+    "ClientCallNext",
     "ClientError",
     "ClientMiddleware",
     "ClientRequest",
@@ -118,7 +118,7 @@ if TYPE_CHECKING:
     )
     from mcpgen._client import TaskCancelledError, TaskFailedError, VerdictCache
     from mcpgen._client_side._middleware import (
-        CallNext,
+        ClientCallNext,
         ClientMiddleware,
         ClientRequest,
         RetryPolicy,
@@ -129,9 +129,9 @@ _CLIENT_SIDE = frozenset(
     {
         "App",
         "tool_app",
-        "CallNext",
         "CallbackError",
         "Client",
+        "ClientCallNext",
         "ClientMiddleware",
         "ClientRequest",
         "ElicitationCallback",

@@ -15,8 +15,8 @@ import pytest
 import uvicorn
 
 from mcpgen import (
-    CallNext,
     Client,
+    ClientCallNext,
     ClientRequest,
     ConfigurationError,
     Context,
@@ -95,16 +95,27 @@ def test_a_modern_http_timeout_closes_the_stream_and_the_handler_stops() -> None
         run(main())
 
 
+class Counter:
+    """A middleware object: its `on_request` is the hook (the server `Middleware` shape)."""
+
+    def __init__(self) -> None:
+        self.methods: list[str] = []
+
+    async def on_request(self, request: ClientRequest, call_next: ClientCallNext) -> Any:
+        self.methods.append(request.method)
+        return await call_next(request)
+
+
 def test_middleware_runs_in_order_around_every_request() -> None:
     calls: list[str] = []
 
-    async def outer(request: ClientRequest, call_next: CallNext) -> Any:
+    async def outer(request: ClientRequest, call_next: ClientCallNext) -> Any:
         calls.append(f"outer> {request.method}")
         result = await call_next(request)
         calls.append(f"outer< {request.method}")
         return result
 
-    async def inner(request: ClientRequest, call_next: CallNext) -> Any:
+    async def inner(request: ClientRequest, call_next: ClientCallNext) -> Any:
         calls.append(f"inner> {request.method}")
         if request.method == "tools/call" and request.params:
             arguments = {**request.params["arguments"], "text": "changed"}
@@ -115,7 +126,7 @@ def test_middleware_runs_in_order_around_every_request() -> None:
         calls.append(f"inner< {request.method}")
         return result
 
-    async def canned(request: ClientRequest, call_next: CallNext) -> Any:
+    async def canned(request: ClientRequest, call_next: ClientCallNext) -> Any:
         if request.method == "prompts/list":  # answered here, never sent
             return t.ListPromptsResult(
                 prompts=[t.Prompt(name="canned")], ttl_ms=0, cache_scope="private"
@@ -137,10 +148,14 @@ def test_middleware_runs_in_order_around_every_request() -> None:
             assert calls[0] == "outer> tools/list"
             client.add_middleware(canned)
             assert [p.name for p in await client.list_prompts(refresh=True)] == ["canned"]
-        # a middleware added to a client that had none
+        # a middleware added to a client that had none; an object with `on_request`
+        counter = Counter()
         async with Client.memory(build({})) as client:
             client.add_middleware(canned)
+            client.add_middleware(counter)
             assert [p.name for p in await client.list_prompts()] == ["canned"]
+            await client.list_tools()
+        assert counter.methods == ["tools/list"]  # prompts/list never got past `canned`
 
     run(main())
 
@@ -148,7 +163,7 @@ def test_middleware_runs_in_order_around_every_request() -> None:
 def test_a_middleware_sees_timeouts_and_errors() -> None:
     seen: list[str] = []
 
-    async def record(request: ClientRequest, call_next: CallNext) -> Any:
+    async def record(request: ClientRequest, call_next: ClientCallNext) -> Any:
         try:
             return await call_next(request)
         except Exception as exc:

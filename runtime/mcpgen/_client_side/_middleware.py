@@ -1,6 +1,7 @@
 """Client middleware and retries, wrapped around a `Connection`'s requests.
 
-A middleware is an async function `(request, call_next) -> result`: `request` is a
+A middleware is an async function `(request, call_next) -> result` (or an object
+with such an `on_request` method, the shape of a server `Middleware`'s hook): `request` is a
 `ClientRequest` (method, params, timeout), `call_next(request)` sends it on (to the
 next middleware, finally to the server) and returns the typed result. It may log,
 time, change the request (`msgspec.structs.replace`), change the result, answer
@@ -22,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, Protocol, TypeAlias, TypeVar
 
 import msgspec
 
@@ -37,9 +38,10 @@ from mcpgen._errors import (
 
 __all__ = [
     "IDEMPOTENT",
-    "CallNext",
+    "ClientCallNext",
     "ClientMiddleware",
     "ClientRequest",
+    "RequestHook",
     "RetryPolicy",
     "install",
 ]
@@ -73,10 +75,21 @@ class ClientRequest(msgspec.Struct, frozen=True, kw_only=True):
     timeout: float | None = None
 
 
-CallNext: TypeAlias = Callable[[ClientRequest], Awaitable[Any]]
+ClientCallNext: TypeAlias = Callable[[ClientRequest], Awaitable[Any]]
 """Sends a request on to the next middleware (finally the server); its result."""
-ClientMiddleware: TypeAlias = Callable[[ClientRequest, CallNext], Awaitable[Any]]
-"""`async def middleware(request: ClientRequest, call_next: CallNext) -> result`."""
+
+
+class RequestHook(Protocol):
+    """A middleware object: its `on_request` is the hook, as on a server `Middleware`."""
+
+    def on_request(self, request: ClientRequest, call_next: ClientCallNext) -> Awaitable[Any]: ...
+
+
+ClientMiddleware: TypeAlias = (
+    Callable[[ClientRequest, ClientCallNext], Awaitable[Any]] | RequestHook
+)
+"""`async def middleware(request: ClientRequest, call_next: ClientCallNext) -> result`,
+or an object whose `on_request` method is that function."""
 
 
 class RetryPolicy(msgspec.Struct, frozen=True, kw_only=True):
@@ -146,8 +159,8 @@ def install(
     )
     chain = middleware
 
-    def through(send: Callable[[ClientRequest], Awaitable[Any]]) -> CallNext:
-        call: CallNext = send
+    def through(send: Callable[[ClientRequest], Awaitable[Any]]) -> ClientCallNext:
+        call: ClientCallNext = send
         if retry is not None:
             plain = call
 
@@ -205,8 +218,10 @@ def install(
     return True
 
 
-def _link(middleware: ClientMiddleware, call_next: CallNext) -> CallNext:
+def _link(middleware: ClientMiddleware, call_next: ClientCallNext) -> ClientCallNext:
+    hook: Any = getattr(middleware, "on_request", middleware)
+
     async def call(request: ClientRequest) -> Any:
-        return await middleware(request, call_next)
+        return await hook(request, call_next)
 
     return call

@@ -14,8 +14,7 @@ from urllib.parse import urlsplit
 
 from mcpgen import _jsonrpc as rpc
 from mcpgen._errors import ConfigurationError
-from mcpgen._server import Channel
-from mcpgen._server._call import RequestInfo
+from mcpgen._server import Channel, RequestInfo
 from mcpgen.stores import EventStore
 
 if TYPE_CHECKING:

@@ -24,8 +24,7 @@ from urllib.parse import parse_qs, quote
 
 from mcpgen import _jsonrpc as rpc
 from mcpgen._errors import ConfigurationError
-from mcpgen._server import Channel, Settled, deliver
-from mcpgen._server._call import RequestInfo
+from mcpgen._server import Channel, RequestInfo, Settled, deliver
 from mcpgen.transports._asgi import (
     Receive,
     ResponseStream,
