@@ -283,3 +283,38 @@ def test_mounting_without_a_namespace_keeps_names() -> None:
             assert (await client.read_resource("mem://a")).contents[0].text == "A"
 
     run(main())
+
+
+def test_nested_mounts_and_a_replayed_task_read_their_own_resources() -> None:
+    grandchild = Server("gc")
+    grandchild.add_resource("gc://doc", "deep")
+
+    @grandchild.tool
+    async def deep_read(ctx: Context) -> str:
+        [contents] = await ctx.read_resource("gc://doc")
+        return getattr(contents, "text", "")
+
+    child = Server("kid")
+    child.add_resource("kid://doc", "kid doc")
+    child.mount(grandchild, namespace="gc")
+
+    @child.tool(task="optional")
+    async def ask_then_read(ctx: Context) -> str:
+        answer = await ctx.elicit("Go on?", {"type": "object"})  # replayed in the task
+        [contents] = await ctx.read_resource("kid://doc")
+        return f"{answer.action}: {getattr(contents, 'text', '')}"
+
+    parent = Server("parent")
+    parent.mount(child, namespace="kid")
+
+    async def main() -> None:
+        async with Client.memory(parent, era="modern", on_elicitation=accept) as client:
+            uris = sorted(r.uri for r in await client.list_resources())
+            assert uris == ["gc://kid/gc/doc", "kid://kid/doc"]
+            assert text_of(await client.call_tool("kid_gc_deep_read")) == "deep"
+            assert text_of(await client.call_tool("kid_ask_then_read")) == "accept: kid doc"
+            handle = await client.call_tool("kid_ask_then_read", task=True)
+            assert not isinstance(handle, t.CallToolResult)
+            assert text_of(await handle.result()) == "accept: kid doc"
+
+    run(main())

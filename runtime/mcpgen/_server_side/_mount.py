@@ -119,20 +119,29 @@ def check_namespace(namespace: str | None) -> str:
 class _OwnReader:
     """`ctx.read_resource` of a mounted handler: its own URIs, read through the parent."""
 
-    __slots__ = ("core", "namespace")
+    __slots__ = ("core", "mark", "namespace")
 
-    def __init__(self, core: OwnReader, namespace: str) -> None:
-        self.core, self.namespace = core, namespace
+    def __init__(self, core: OwnReader, namespace: str, mark: object) -> None:
+        self.core, self.namespace, self.mark = core, namespace, mark
 
     def read_own(self, call: Call, uri: str) -> Any:
         return self.core.read_own(call, prefixed_uri(self.namespace, uri))
 
 
-def _adjust(call: Call, namespace: str, lifespan: Callable[[], Any] | None) -> None:
+def _adjust(call: Call, namespace: str, lifespan: Callable[[], Any] | None, mark: object) -> None:
+    """Point `call` at the mounted server: its lifespan value, and (a server mounted in
+    a mounted server: a reader per level) its URIs. A handler replayed on the same call
+    (input rounds in a task) finds its own level there already."""
     if lifespan is not None:
         call.lifespan = lifespan()
-    if namespace and call.core is not None and not isinstance(call.core, _OwnReader):
-        call.core = _OwnReader(call.core, namespace)
+    if not namespace or call.core is None:
+        return
+    level = call.core
+    while isinstance(level, _OwnReader):
+        if level.mark is mark:
+            return
+        level = level.core
+    call.core = _OwnReader(call.core, namespace, mark)
 
 
 def _own_context(
@@ -145,18 +154,19 @@ def _own_context(
     """`fn`, handed a `Context` adjusted to the mounted server (unchanged without one)."""
     if param is None or (not namespace and lifespan is None):
         return fn
+    mark = object()  # this wrapper's level, for `_adjust`
     if is_async:
 
         @functools.wraps(fn)
         async def run_async(**kwargs: Any) -> Any:
-            _adjust(kwargs[param]._call, namespace, lifespan)
+            _adjust(kwargs[param]._call, namespace, lifespan, mark)
             return await fn(**kwargs)
 
         return run_async
 
     @functools.wraps(fn)
     def run(**kwargs: Any) -> Any:
-        _adjust(kwargs[param]._call, namespace, lifespan)
+        _adjust(kwargs[param]._call, namespace, lifespan, mark)
         return fn(**kwargs)
 
     return run
