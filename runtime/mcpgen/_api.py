@@ -10,7 +10,6 @@ import msgspec
 from msgspec import UNSET
 
 from mcpgen._api_registry import (
-    add_entry,
     with_completion,
     with_prompt,
     with_resource,
@@ -28,15 +27,8 @@ from mcpgen._server._defs import PromptOptions, ResourceOptions, TemplateOptions
 from mcpgen._server._methods import read_own
 from mcpgen._server._scopes import RegistryScopes
 from mcpgen._server._state import Sealer
-from mcpgen._server_side._mount import (
-    Mounted,
-    Watcher,
-    check_namespace,
-    copy_entries,
-    holding,
-    merged,
-)
-from mcpgen._server_side._transform import TransformOptions, transformed
+from mcpgen._server_side._mount import Watcher, holding, imported, mounting
+from mcpgen._server_side._transform import TransformOptions, with_transformed
 from mcpgen.stores import Bus, KeyRing, TaskStore
 from mcpgen.telemetry import session_class
 from mcpgen.transports._lifespan import Lifespan, LifespanFactory
@@ -358,8 +350,8 @@ class Server:
         (`urn:x` becomes `urn:namespace/x`). The mount stays live (its registrations and change
         notifications reach this server's clients) and its lifespan is entered with this
         one's. A name or URI this server already serves raises ConfigurationError."""
-        mounted = Mounted(self, server, check_namespace(namespace))
-        self._swap_all(mounted.attach())
+        mounted, registry = mounting(self, server, namespace)
+        self._swap_all(registry)
         server.watchers.append(mounted)
         if server.lifecycle is not None:
             self.lifecycle = holding(self.lifecycle, server.lifecycle, self, self._entered)
@@ -367,11 +359,7 @@ class Server:
     def import_server(self, server: Server, namespace: str | None = None) -> None:
         """Copy `server`'s entries into this one once, renamed as `mount` does; later
         changes to `server` are not seen, and its lifespan is not entered."""
-        entries = copy_entries(server._registry, check_namespace(namespace), None)
-        registry = merged(self._registry, entries)
-        if server._registry.fallback_completion is not None:
-            registry = Mounted(self, server, check_namespace(namespace))._with_fallback(registry)
-        self._swap_all(registry)
+        self._swap_all(imported(self, server, namespace))
 
     def _swap_all(self, registry: Registry) -> None:
         for kind in (TOOLS, PROMPTS, RESOURCES):  # one snapshot, each list announced
@@ -385,14 +373,7 @@ class Server:
         description}), `hide` ({argument: fixed value}, left out of the schema) and
         `result` (a function of the source's result; its return annotation gives the
         output schema). `replace=True` removes `source`. Schemas are regenerated."""
-        tool = self._registry.tools.get(source)
-        if tool is None:
-            raise ConfigurationError(f"no tool {source!r}")
-        registry = self._registry
-        if replace:
-            registry = without(registry, "tools", source, "tool")
-        new = transformed(tool, name=name, **changes)
-        self._swap(TOOLS, add_entry(registry, "tools", new.name, new, "tool"))
+        self._swap(TOOLS, with_transformed(self._registry, source, name, replace, **changes))
 
     def notify_tools_changed(self) -> None:
         self._publish(ChangeEvent(TOOLS))

@@ -29,7 +29,6 @@ from mcpgen._server._defs import (
 )
 
 __all__ = [
-    "add_entry",
     "with_completion",
     "with_prompt",
     "with_resource",
@@ -39,7 +38,7 @@ __all__ = [
 ]
 
 
-def add_entry(registry: Registry, field: str, key: str, entry: Any, what: str) -> Registry:
+def _with(registry: Registry, field: str, key: str, entry: Any, what: str) -> Registry:
     """The registry with `entry` under `key` in its `field`, which must not hold one."""
     entries = getattr(registry, field)
     if key in entries:
@@ -49,7 +48,7 @@ def add_entry(registry: Registry, field: str, key: str, entry: Any, what: str) -
 
 def with_tool(registry: Registry, fn: Callable[..., Any], options: ToolOptions) -> Registry:
     tool = build_tool(fn, Context, **options)
-    return add_entry(registry, "tools", tool.name, tool, "tool")
+    return _with(registry, "tools", tool.name, tool, "tool")
 
 
 def with_resource(
@@ -61,7 +60,7 @@ def with_resource(
 ) -> Registry:
     """A resource read by `fn`, or (`fn` None) the `static` text or bytes."""
     resource = build_resource(uri, fn, Context, static=static, **options)
-    return add_entry(registry, "resources", resource.uri, resource, "resource")
+    return _with(registry, "resources", resource.uri, resource, "resource")
 
 
 def without(registry: Registry, field: str, key: str, what: str) -> Registry:
@@ -83,7 +82,7 @@ def with_template(
 
 def with_prompt(registry: Registry, fn: Callable[..., Any], options: PromptOptions) -> Registry:
     prompt = build_prompt(fn, Context, **options)
-    return add_entry(registry, "prompts", prompt.name, prompt, "prompt")
+    return _with(registry, "prompts", prompt.name, prompt, "prompt")
 
 
 def with_completion(

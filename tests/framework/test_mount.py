@@ -252,6 +252,10 @@ def test_collisions_are_refused() -> None:
     assert sorted(child._registry.tools) == ["tool"]
     with pytest.raises(ConfigurationError, match="namespace"):
         Server("p").mount(child, namespace="bad name")
+    with pytest.raises(ConfigurationError, match="in itself"):
+        child.mount(child, namespace="me")
+    with pytest.raises(ConfigurationError, match="in itself"):
+        child.mount(other, namespace="loop")  # `child` is mounted in `other`
 
 
 def test_import_server_copies_once() -> None:

@@ -39,10 +39,13 @@ __all__ = [
     "SEPARATOR",
     "Mounted",
     "Watcher",
+    "check_acyclic",
     "check_namespace",
     "holding",
+    "imported",
     "copy_entries",
     "merged",
+    "mounting",
     "prefixed_uri",
     "unprefixed_uri",
 ]
@@ -52,7 +55,10 @@ _NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]{0,63}$")
 
 
 class Watcher(Protocol):
-    """What a mounted server tells the servers it is mounted in."""
+    """What a mounted server tells the servers it is mounted in (`parent`)."""
+
+    @property
+    def parent(self) -> object: ...
 
     def changed(self, kind: str) -> None: ...
 
@@ -102,6 +108,17 @@ def unprefixed_uri(namespace: str, uri: str) -> str | None:
     if uri.startswith(f"{namespace}/"):
         return uri[len(namespace) + 1 :]
     return None
+
+
+def check_acyclic(parent: object, child: object) -> None:
+    """Refuse to mount `child` in `parent` when `child` is `parent` or a server
+    `parent` is (perhaps indirectly) mounted in: changes would go round for ever."""
+    seen: list[object] = [parent]
+    while seen:
+        server = seen.pop()
+        if server is child:
+            raise ConfigurationError("a server cannot be mounted in itself, even indirectly")
+        seen.extend(watcher.parent for watcher in getattr(server, "watchers", ()))
 
 
 def check_namespace(namespace: str | None) -> str:
@@ -358,3 +375,20 @@ def _enter_with(factory: LifespanFactory, child: Lifespan) -> LifespanFactory:
             await child.release()
 
     return enter
+
+
+def mounting(parent: Parent, child: Child, namespace: str | None) -> tuple[Mounted, Registry]:
+    """The mount of `child` in `parent` and the parent's next registry (`Server.mount`:
+    the parent swaps it in, then the mount watches the child)."""
+    check_acyclic(parent, child)
+    mounted = Mounted(parent, child, check_namespace(namespace))
+    return mounted, mounted.attach()
+
+
+def imported(parent: Parent, child: Child, namespace: str | None) -> Registry:
+    """The parent's next registry with a copy of `child`'s entries (`Server.import_server`)."""
+    entries = copy_entries(child._registry, check_namespace(namespace), None)
+    registry = merged(parent._registry, entries)
+    if child._registry.fallback_completion is not None:
+        registry = Mounted(parent, child, check_namespace(namespace))._with_fallback(registry)
+    return registry

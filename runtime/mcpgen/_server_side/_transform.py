@@ -16,19 +16,20 @@ import copy
 import functools
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Any, TypedDict, get_type_hints
+from typing import Any, TypedDict, Unpack, get_type_hints
 
 import msgspec
 from msgspec import UNSET
 
 from mcpgen._errors import ConfigurationError
+from mcpgen._server import Registry
 from mcpgen._server._arguments import EMPTY, Binder, header_params, return_schema
 from mcpgen._server._content import ArgumentsError
 from mcpgen._server._context import InputRequired
 from mcpgen._server._defs import TOOL_NAME as _TOOL_NAME
 from mcpgen._server._defs import ToolDef
 
-__all__ = ["TransformOptions", "transformed"]
+__all__ = ["TransformOptions", "transformed", "with_transformed"]
 
 
 class TransformOptions(TypedDict, total=False):
@@ -180,3 +181,22 @@ def transformed(
         validator=binder,
         headers=header_params(name, schema),
     )
+
+
+def with_transformed(
+    registry: Registry,
+    source: str,
+    name: str,
+    replace: bool,
+    **changes: Unpack[TransformOptions],
+) -> Registry:
+    """`registry` with the tool `name` made from its tool `source` (which `replace`
+    removes); a name taken raises ConfigurationError."""
+    tool = registry.tools.get(source)
+    if tool is None:
+        raise ConfigurationError(f"no tool {source!r}")
+    new = transformed(tool, name=name, **changes)
+    tools = {key: entry for key, entry in registry.tools.items() if not replace or key != source}
+    if new.name in tools:
+        raise ConfigurationError(f"tool {new.name!r} is registered twice")
+    return msgspec.structs.replace(registry, tools={**tools, new.name: new})
