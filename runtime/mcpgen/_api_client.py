@@ -282,14 +282,29 @@ class Client:
         await self.list_tools(refresh=True)
 
     async def _pages(
-        self, method: str, field: str, cursor: str | None, all_pages: bool, refresh: bool
+        self,
+        method: str,
+        field: str,
+        cursor: str | None,
+        all_pages: bool,
+        refresh: bool,
+        timeout: float | None = None,
     ) -> list[Any]:
-        return await pages(self.cache, self.request, method, field, cursor, all_pages, refresh)
+        # Each list method takes `timeout=` (seconds per page; None: the client's).
+        request = (
+            self.request if timeout is None else functools.partial(self.request, timeout=timeout)
+        )
+        return await pages(self.cache, request, method, field, cursor, all_pages, refresh)
 
     async def list_tools(
-        self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
+        self,
+        cursor: str | None = None,
+        *,
+        all_pages: bool = True,
+        refresh: bool = False,
+        timeout: float | None = None,
     ) -> list[t.Tool]:
-        tools = await self._pages("tools/list", "tools", cursor, all_pages, refresh)
+        tools = await self._pages("tools/list", "tools", cursor, all_pages, refresh, timeout)
         return header_checked(self.connection, tools) if self.link.http else tools
 
     @overload
@@ -347,18 +362,30 @@ class Client:
         return cast(t.CallToolResult, result)
 
     async def list_resources(
-        self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
+        self,
+        cursor: str | None = None,
+        *,
+        all_pages: bool = True,
+        refresh: bool = False,
+        timeout: float | None = None,
     ) -> list[t.Resource]:
-        return await self._pages("resources/list", "resources", cursor, all_pages, refresh)
+        return await self._pages("resources/list", "resources", cursor, all_pages, refresh, timeout)
 
     async def list_resource_templates(
-        self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
+        self,
+        cursor: str | None = None,
+        *,
+        all_pages: bool = True,
+        refresh: bool = False,
+        timeout: float | None = None,
     ) -> list[t.ResourceTemplate]:
         method, field = "resources/templates/list", "resource_templates"
-        return await self._pages(method, field, cursor, all_pages, refresh)
+        return await self._pages(method, field, cursor, all_pages, refresh, timeout)
 
-    async def read_resource(self, uri: str, *, refresh: bool = False) -> t.ReadResourceResult:
-        fetch = functools.partial(self.request, "resources/read", {"uri": uri})
+    async def read_resource(
+        self, uri: str, *, refresh: bool = False, timeout: float | None = None
+    ) -> t.ReadResourceResult:
+        fetch = functools.partial(self.request, "resources/read", {"uri": uri}, timeout=timeout)
         read = await cached(self.cache, ("resources/read", uri), fetch, refresh)
         return cast(t.ReadResourceResult, read)
 
@@ -368,27 +395,40 @@ class Client:
         return await read_app(self.read_resource, app)
 
     async def list_prompts(
-        self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
+        self,
+        cursor: str | None = None,
+        *,
+        all_pages: bool = True,
+        refresh: bool = False,
+        timeout: float | None = None,
     ) -> list[t.Prompt]:
-        return await self._pages("prompts/list", "prompts", cursor, all_pages, refresh)
+        return await self._pages("prompts/list", "prompts", cursor, all_pages, refresh, timeout)
 
     async def get_prompt(
-        self, name: str, arguments: dict[str, str] | None = None
+        self, name: str, arguments: dict[str, str] | None = None, *, timeout: float | None = None
     ) -> t.GetPromptResult:
         params: dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = arguments
-        return cast(t.GetPromptResult, await self.request("prompts/get", params))
+        result = await self.request("prompts/get", params, timeout=timeout)
+        return cast(t.GetPromptResult, result)
 
     async def complete(
-        self, ref: dict[str, Any], argument: str, value: str, context: dict[str, str] | None = None
+        self,
+        ref: dict[str, Any],
+        argument: str,
+        value: str,
+        context: dict[str, str] | None = None,
+        *,
+        timeout: float | None = None,
     ) -> t.CompleteResult:
         """Argument completion; `ref` is {"type": "ref/prompt", "name": ...} or
         {"type": "ref/resource", "uri": ...}."""
         params: dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
         if context:
             params["context"] = {"arguments": context}
-        return cast(t.CompleteResult, await self.request("completion/complete", params))
+        result = await self.request("completion/complete", params, timeout=timeout)
+        return cast(t.CompleteResult, result)
 
     async def set_log_level(self, level: str) -> None:
         """Legacy sessions: the session-wide level. Modern: the level sent on every request."""

@@ -277,3 +277,34 @@ def test_retry_policy_rules() -> None:
     assert RetryPolicy(timeouts=True).retries("tools/list", RequestTimeoutError(1.0))
     with pytest.raises(ConfigurationError):
         RetryPolicy(attempts=0)
+
+
+def test_every_request_method_takes_its_own_timeout() -> None:
+    server = Server("slow reads")
+
+    @server.resource("slow://doc")
+    async def doc() -> str:
+        await asyncio.sleep(30)
+        return "late"
+
+    @server.prompt
+    async def brief() -> str:
+        await asyncio.sleep(30)
+        return "late"
+
+    @server.completion(prompt="brief")
+    def nothing(argument: str, value: str, context: dict[str, str]) -> list[str]:
+        return []
+
+    async def main() -> None:
+        async with Client.memory(server, timeout=30) as client:
+            assert [r.uri for r in await client.list_resources(timeout=5)] == ["slow://doc"]
+            with pytest.raises(RequestTimeoutError):
+                await client.read_resource("slow://doc", timeout=0.2)
+            with pytest.raises(RequestTimeoutError):
+                await client.get_prompt("brief", timeout=0.2)
+            ref = {"type": "ref/prompt", "name": "brief"}
+            done = await client.complete(ref, "x", "", timeout=5)
+            assert done.completion.values == []
+
+    run(main())
