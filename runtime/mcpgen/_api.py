@@ -147,7 +147,7 @@ class Server:
         # Found by the transports (`lifespan_of`): they hold it while they serve.
         self.lifecycle = None if lifespan is None else Lifespan(lifespan, self, self._entered)
         self._session_type = session_class(telemetry)
-        self.watchers: list[Watcher] = []  # the servers this one is mounted in
+        self._watchers: list[Watcher] = []  # the servers this one is mounted in
 
     # -- the core --------------------------------------------------------------------------
     @property
@@ -197,7 +197,7 @@ class Server:
     def _swap(self, kind: str, registry: Registry) -> None:
         previous, self._registry = self._registry, registry
         try:
-            for watcher in self.watchers:  # mounted: the parents serve the change too
+            for watcher in self._watchers:  # mounted: the parents serve the change too
                 watcher.changed(kind)
         except ConfigurationError:
             self._registry = previous  # a name a parent already serves: nothing changes
@@ -340,7 +340,7 @@ class Server:
     # -- change notifications ------------------------------------------------------------------
     def _publish(self, event: ChangeEvent) -> None:
         self.core.bus.publish(event)
-        for watcher in self.watchers:
+        for watcher in self._watchers:
             watcher.published(event)
 
     # -- composition (docs/guide/composition.md) --------------------------------------------------
@@ -352,7 +352,7 @@ class Server:
         one's. A name or URI this server already serves raises ConfigurationError."""
         mounted, registry = mounting(self, server, namespace)
         self._swap_all(registry)
-        server.watchers.append(mounted)
+        server._watchers.append(mounted)
         if server.lifecycle is not None:
             self.lifecycle = holding(self.lifecycle, server.lifecycle, self, self._entered)
 

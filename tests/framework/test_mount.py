@@ -271,7 +271,7 @@ def test_import_server_copies_once() -> None:
             assert text_of(await client.call_tool("kid_first")) == "one"
 
     run(main())
-    assert child.watchers == []
+    assert child._watchers == []
 
 
 def test_mounting_without_a_namespace_keeps_names() -> None:

@@ -70,7 +70,7 @@ class Child(Protocol):
 
     _registry: Registry
     _lifespan_value: Any
-    watchers: list[Watcher]
+    _watchers: list[Watcher]
 
 
 class Parent(Protocol):
@@ -118,7 +118,7 @@ def check_acyclic(parent: object, child: object) -> None:
         server = seen.pop()
         if server is child:
             raise ConfigurationError("a server cannot be mounted in itself, even indirectly")
-        seen.extend(watcher.parent for watcher in getattr(server, "watchers", ()))
+        seen.extend(watcher.parent for watcher in getattr(server, "_watchers", ()))
 
 
 def check_namespace(namespace: str | None) -> str:
