@@ -345,11 +345,9 @@ class Server:
 
     # -- composition (docs/guide/composition.md) --------------------------------------------------
     def mount(self, server: Server, namespace: str | None = None) -> None:
-        """Serve `server`'s tools, resources, templates, prompts and completions from this
-        one, under `namespace`: names become `namespace_name`, URIs `scheme://namespace/rest`
-        (`urn:x` becomes `urn:namespace/x`). The mount stays live (its registrations and change
-        notifications reach this server's clients) and its lifespan is entered with this
-        one's. A name or URI this server already serves raises ConfigurationError."""
+        """Serve `server`'s features from this one, live, as `namespace_name` and
+        `scheme://namespace/rest`, its lifespan entered with this one's; a name or URI
+        taken raises ConfigurationError (docs/guide/composition.md)."""
         mounted, registry = mounting(self, server, namespace)
         self._swap_all(registry)
         server._watchers.append(mounted)
@@ -368,11 +366,8 @@ class Server:
     def add_transformed_tool(
         self, source: str, name: str, *, replace: bool = False, **changes: Unpack[TransformOptions]
     ) -> None:
-        """Register a tool `name` made from this server's tool `source`: keywords
-        `title`, `description`, `rename` ({old: new} argument names), `describe` ({argument:
-        description}), `hide` ({argument: fixed value}, left out of the schema) and
-        `result` (a function of the source's result; its return annotation gives the
-        output schema). `replace=True` removes `source`. Schemas are regenerated."""
+        """Register the tool `name` made from the tool `source` (`TransformOptions`: title,
+        description, rename, describe, hide, result); `replace=True` removes `source`."""
         self._swap(TOOLS, with_transformed(self._registry, source, name, replace, **changes))
 
     def notify_tools_changed(self) -> None:

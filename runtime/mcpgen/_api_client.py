@@ -58,12 +58,8 @@ class Client:
     `extensions`: extensions this application handles, declared in the client's
     capabilities; `apps=True` declares MCP Apps (`io.modelcontextprotocol/ui`): the
     application renders apps (`read_app`), so servers may link tools to them.
-
-    `timeout`: seconds to wait for any request's answer (each call may pass its own);
-    past it the request is cancelled on the server and `RequestTimeoutError` (a
-    `TimeoutError`) is raised. `middleware`: async `(request, call_next)` functions
-    around every request, first outermost; `retry`: a `RetryPolicy` resending
-    idempotent requests after transport failures (off by default).
+    `timeout`: seconds per request (each call may pass its own), then `RequestTimeoutError`;
+    `middleware` (first outermost) and `retry` (a `RetryPolicy`): docs/guide/clients.md.
     """
 
     def __init__(
@@ -128,8 +124,7 @@ class Client:
         self._hooked = install(self.connection, self.middleware, retry)
 
     def add_middleware(self, middleware: ClientMiddleware) -> None:
-        """Add `middleware` around every later request, inside those added before it
-        (docs/guide/clients.md, "Middleware, timeouts and retries")."""
+        """Add `middleware` around every later request, inside those added before it."""
         self.middleware.append(middleware)
         if not self._hooked:
             self._hooked = install(self.connection, self.middleware, None)
@@ -290,10 +285,7 @@ class Client:
         refresh: bool,
         timeout: float | None = None,
     ) -> list[Any]:
-        # Each list method takes `timeout=` (seconds per page; None: the client's).
-        request = (
-            self.request if timeout is None else functools.partial(self.request, timeout=timeout)
-        )
+        request = functools.partial(self.request, timeout=timeout)  # per page
         return await pages(self.cache, request, method, field, cursor, all_pages, refresh)
 
     async def list_tools(
@@ -410,8 +402,7 @@ class Client:
         params: dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = arguments
-        result = await self.request("prompts/get", params, timeout=timeout)
-        return cast(t.GetPromptResult, result)
+        return cast(t.GetPromptResult, await self.request("prompts/get", params, timeout=timeout))
 
     async def complete(
         self,
