@@ -9,6 +9,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+import msgspec
 import pytest
 
 from mcpgen import (
@@ -320,5 +321,42 @@ def test_nested_mounts_and_a_replayed_task_read_their_own_resources() -> None:
             handle = await client.call_tool("kid_ask_then_read", task=True)
             assert not isinstance(handle, t.CallToolResult)
             assert text_of(await handle.result()) == "accept: kid doc"
+
+    run(main())
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_mounted_mcp_app_keeps_its_link_to_its_tool(era: str) -> None:
+    from mcpgen import tool_app
+
+    charts = Server("charts")
+    charts.add_app_resource("ui://chart", "<html>chart</html>")
+
+    @charts.tool(app="ui://chart")
+    def plot(values: list[float]) -> str:
+        return f"{len(values)} points"
+
+    hub = Server("hub")
+    hub.mount(charts, namespace="viz")
+
+    async def main() -> None:
+        async with Client.memory(hub, era=era, apps=True) as client:
+            [tool] = await client.list_tools()
+            assert tool.name == "viz_plot"
+            link = tool_app(tool)
+            assert link is not None and link.resource_uri == "ui://viz/chart"
+            assert tool.meta["ui/resourceUri"] == "ui://viz/chart"
+            app = await client.read_app(tool)
+            assert (app.uri, app.html) == ("ui://viz/chart", "<html>chart</html>")
+            read = await client.read_resource("ui://viz/chart")
+            assert read.contents[0].uri == "ui://viz/chart"
+            assert text_of(await client.call_tool("viz_plot", {"values": [1, 2]})) == "2 points"
+        if era == "modern":
+            async with Client.memory(hub, era=era, apps=True) as client:
+                found = await client.discover()
+                assert (
+                    "io.modelcontextprotocol/ui"
+                    in msgspec.to_builtins(found.capabilities)["extensions"]
+                )
 
     run(main())

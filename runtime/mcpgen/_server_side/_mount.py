@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Protocol
 
 import msgspec
+from msgspec import UNSET
 
 from mcpgen._errors import ConfigurationError
 from mcpgen._server import Registry
@@ -32,6 +33,7 @@ from mcpgen._server._bus import RESOURCE, ChangeEvent
 from mcpgen._server._call import Call, OwnReader
 from mcpgen._server._defs import CompletionDef, PromptDef, ResourceDef, TemplateDef, ToolDef
 from mcpgen._server._templates import UriTemplate
+from mcpgen._server_side._apps import linked_meta, renamed_contents
 from mcpgen.transports._lifespan import Lifespan, LifespanFactory
 from mcpgen_types import latest as t
 
@@ -71,12 +73,14 @@ class Child(Protocol):
     _registry: Registry
     _lifespan_value: Any
     _watchers: list[Watcher]
+    _extensions: dict[str, dict[str, Any]]
 
 
 class Parent(Protocol):
     """The server a mount writes into (`mcpgen.Server`)."""
 
     _registry: Registry
+    _extensions: dict[str, dict[str, Any]]
 
     def _swap(self, kind: str, registry: Registry) -> None: ...
 
@@ -208,7 +212,10 @@ class _Renamer:
 
     def tool(self, tool: ToolDef) -> ToolDef:
         name = self.name(tool.name)
-        definition = msgspec.structs.replace(tool.definition, name=name)
+        meta = linked_meta(tool.definition.meta, self.uri) if self.namespace else UNSET
+        definition = msgspec.structs.replace(
+            tool.definition, name=name, meta=meta or tool.definition.meta
+        )
         return msgspec.structs.replace(tool, name=name, definition=definition, fn=self.fn(tool))
 
     def prompt(self, prompt: PromptDef) -> PromptDef:
@@ -220,6 +227,8 @@ class _Renamer:
         uri = self.uri(resource.uri)
         definition = msgspec.structs.replace(resource.definition, uri=uri)
         fn = None if resource.fn is None else self.fn(resource)
+        if fn is not None and self.namespace:  # contents naming their own URI name ours
+            fn = renamed_contents(fn, resource.is_async, resource.uri, uri)
         return msgspec.structs.replace(resource, uri=uri, definition=definition, fn=fn)
 
     def template(self, template: TemplateDef) -> TemplateDef:
@@ -321,6 +330,8 @@ class Mounted:
         """The parent's registry with the child's entries added (not yet swapped in)."""
         entries = copy_entries(self.child._registry, self.namespace, self._lifespan)
         registry = merged(self.parent._registry, entries, self.entries)
+        for key, value in self.child._extensions.items():  # e.g. MCP Apps: declared too
+            self.parent._extensions.setdefault(key, value)
         registry = self._with_fallback(registry)
         self.entries = entries
         return registry
@@ -389,6 +400,8 @@ def imported(parent: Parent, child: Child, namespace: str | None) -> Registry:
     """The parent's next registry with a copy of `child`'s entries (`Server.import_server`)."""
     entries = copy_entries(child._registry, check_namespace(namespace), None)
     registry = merged(parent._registry, entries)
+    for key, value in child._extensions.items():
+        parent._extensions.setdefault(key, value)
     if child._registry.fallback_completion is not None:
         registry = Mounted(parent, child, check_namespace(namespace))._with_fallback(registry)
     return registry
