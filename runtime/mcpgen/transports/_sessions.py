@@ -124,6 +124,8 @@ class _Options(Protocol):
     @property
     def max_sessions(self) -> int: ...
     @property
+    def max_sessions_per_client(self) -> int | None: ...
+    @property
     def sse_retry_ms(self) -> int: ...
 
 
@@ -289,6 +291,7 @@ class LegacySessions:
         self.live = LiveSessions(idle_timeout=idle, max_sessions=most)
         self.keepalive = Keepalive(self.store, self.live, app, idle)  # for GET-only clients
         self.retry_ms = options.sse_retry_ms
+        self.quota = options.max_sessions_per_client
         self.replies = ReplyRouter(app, self.live, self._channel)
         self.shared: Standalone | None = None
 
@@ -349,14 +352,17 @@ class LegacySessions:
             live.saved = state
         return live
 
-    async def open(self, core: SessionPort, principal: str | None) -> HttpSession:
-        """The session `initialize` just created in `core`: live here, stored."""
+    async def open(
+        self, core: SessionPort, principal: str | None, client: str | None = None
+    ) -> HttpSession:
+        """The session `initialize` just created in `core`: live here, stored, counted
+        against `client` (`_limits.client_of`) and its quota."""
         self._bind()
         live = self.live.add(core, principal)
         core.attach(self._channel(live))
         live.saved = core.to_state(live.id, principal)
         assert live.saved is not None  # the core holds an initialized legacy session
-        await self.store.create(live.saved)
+        await self.store.create(live.saved, client=client, quota=self.quota)
         return live
 
     async def persist(self, live: HttpSession) -> None:
