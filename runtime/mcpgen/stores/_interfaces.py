@@ -165,6 +165,14 @@ class TaskStore(Protocol):
     """The records of Tasks-extension tasks, readable by any worker: status, result or
     error, outstanding input requests, and who may see them."""
 
+    async def create(
+        self, state: TaskState, *, client: str | None = None, most: int | None = None
+    ) -> bool:
+        """Store a new running task unless `client` (`client_key`; None: the clients
+        nobody knows, together) already has `most` tasks running (working or
+        input_required) here: then False, and nothing is stored. None: no bound."""
+        ...
+
     async def put(self, state: TaskState) -> None:
         """Create or replace a task record."""
         ...

@@ -48,7 +48,13 @@ from mcpgen.transports._background import start_kept
 from mcpgen.transports._cors import answered, with_cors
 from mcpgen.transports._http_auth import auth_gate
 from mcpgen.transports._lifespan import AppLifespan
-from mcpgen.transports._limits import BodyTimeoutError, body_too_slow, bounded_body, client_of
+from mcpgen.transports._limits import (
+    BodyTimeoutError,
+    body_too_slow,
+    bounded_body,
+    client_of,
+    peer_of,
+)
 from mcpgen.transports._options import HttpOptions
 from mcpgen.transports._port import ServerPort
 from mcpgen.transports._sessions import LegacySessions, resumable, unavailable
@@ -279,6 +285,7 @@ class McpAsgiApp:
         session = self.server.session() if found is None else found.core
         channel = _Stream(self, headers, principal)
         channel.auth = scope.get("mcpgen.auth")  # the verified token (`_http_auth`)
+        channel.peer = peer_of(scope)  # an anonymous client's quotas count against it
         outcome = session.receive(body, channel)
         extra: list[tuple[bytes, bytes]] = []
         if http_session is not None:

@@ -22,7 +22,7 @@ from mcpgen import _jsonrpc as rpc
 from mcpgen.stores._quota import client_key
 from mcpgen.transports._asgi import Receive, Scope, Send, json_response
 
-__all__ = ["BodyTimeoutError", "body_too_slow", "bounded_body", "client_of"]
+__all__ = ["BodyTimeoutError", "body_too_slow", "bounded_body", "client_of", "peer_of"]
 
 
 class BodyTimeoutError(Exception):
@@ -61,9 +61,14 @@ async def body_too_slow(send: Send, seconds: float) -> None:
         await json_response(send, frame, 408, [(b"connection", b"close")])
 
 
-def client_of(scope: Scope) -> str | None:
-    """Whom the request's quotas count against: its principal (set by the auth gate),
-    else the address it came from (behind a proxy, the address uvicorn takes from
+def peer_of(scope: Scope) -> str | None:
+    """The address the request came from (behind a proxy, the one uvicorn takes from
     `X-Forwarded-For` when the proxy is in its `forwarded_allow_ips`)."""
     peer = scope.get("client")
-    return client_key(scope.get("mcpgen.principal"), peer[0] if peer else None)
+    return str(peer[0]) if peer else None
+
+
+def client_of(scope: Scope) -> str | None:
+    """Whom the request's quotas count against: its principal (set by the auth gate),
+    else the address it came from."""
+    return client_key(scope.get("mcpgen.principal"), peer_of(scope))

@@ -36,6 +36,7 @@ from mcpgen.transports._asgi import (
     plain_response,
     read_body,
 )
+from mcpgen.transports._limits import peer_of
 from mcpgen.transports._port import ServerPort
 from mcpgen.transports._sessions import HttpSession, LiveSessions
 
@@ -101,6 +102,7 @@ class _Relay(Channel):
         self.stream = stream
         self.principal = scope.get("mcpgen.principal")
         self.auth = scope.get("mcpgen.auth")
+        self.peer = peer_of(scope)
 
     def notify(self, frame: bytes) -> None:
         self.stream.notify(frame)
