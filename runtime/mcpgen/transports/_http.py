@@ -42,16 +42,14 @@ from mcpgen.transports._asgi import (
     plain_response,
     read_body,
     route_path,
-    uvicorn_server,
 )
 from mcpgen.transports._background import start_kept
 from mcpgen.transports._cors import answered, with_cors
 from mcpgen.transports._http_auth import auth_gate
 from mcpgen.transports._lifespan import AppLifespan
 from mcpgen.transports._limits import (
-    BodyTimeoutError,
+    BodyDeadlines,
     body_too_slow,
-    bounded_body,
     client_of,
     peer_of,
 )
@@ -59,6 +57,7 @@ from mcpgen.transports._options import HttpOptions
 from mcpgen.transports._port import ServerPort
 from mcpgen.transports._sessions import LegacySessions, resumable, unavailable
 from mcpgen.transports._sse_legacy import LegacySse
+from mcpgen.transports._uvicorn import uvicorn_server
 
 if TYPE_CHECKING:
     from mcpgen.auth._metadata import AuthSettings
@@ -157,6 +156,7 @@ class McpAsgiApp:
         self.tasks: set[asyncio.Task[Any]] = set()
         self.streams: set[_Stream] = set()
         self.stopping = False
+        self.bodies = BodyDeadlines(o.body_timeout_seconds)
         self._verdicts: dict[tuple[Any, ...], bytes | None] = {}  # (host, origin, bound address)
         self._accepts: dict[str, tuple[bool, bool]] = {}  # Accept -> (JSON ok, SSE ok)
         self._path = self.options.path.rstrip("/")
@@ -175,15 +175,19 @@ class McpAsgiApp:
         kind = scope["type"]
         if kind == "http":
             if self.life.started or await self.life.first_request(send):
-                limit = self.options.body_timeout_seconds
+                bodies = self.bodies
                 if scope["method"] == "POST":  # a body that trickles in is cut off
-                    receive = bounded_body(receive, limit)
+                    bodies.reading(scope)
                 try:
                     await self._serve(scope, receive, send)
                 except StoreUnavailableError as exc:  # a shared store is down: 503
                     await unavailable(send, exc)
-                except BodyTimeoutError:
-                    await body_too_slow(send, limit)
+                except asyncio.CancelledError:
+                    if not bodies.expired(scope):
+                        raise
+                    await body_too_slow(send, bodies.seconds)
+                finally:
+                    bodies.read(scope)
         elif kind == "lifespan":
             await self.life.serve(receive, send)
 
@@ -271,6 +275,7 @@ class McpAsgiApp:
             return
         cap = self.options.max_body
         body = await read_body(receive, cap)
+        self.bodies.read(scope)
         if body is None:
             frame = _error(rpc.INVALID_REQUEST, f"request body over {cap} bytes", 413)
             await json_response(send, frame, 413)

@@ -36,10 +36,11 @@ class HttpOptions(msgspec.Struct, frozen=True):
     body_timeout_seconds: float = 30.0
     # Served by `uvicorn_server` (mcpgen serve, server.run): a request's headers must
     # have arrived this many seconds after the connection opened or its previous
-    # response ended (else 408 and the connection closes); an idle keep-alive connection
-    # closes after `idle_connection_seconds`; `max_connections` (None: no bound) answers
-    # 503 past that many connections.
+    # response ended, in at most `max_header_bytes` (else 408 or 431, and the connection
+    # closes); an idle keep-alive connection closes after `idle_connection_seconds`;
+    # `max_connections` (None: no bound) answers 503 past that many connections.
     header_timeout_seconds: float = 10.0
+    max_header_bytes: int = 64 * 1024
     idle_connection_seconds: float = 5.0
     max_connections: int | None = None
     # The deprecated 2024-11-05 HTTP+SSE transport (GET sse_path, POST messages_path);

@@ -36,7 +36,7 @@ from mcpgen.transports._asgi import (
     plain_response,
     read_body,
 )
-from mcpgen.transports._limits import peer_of
+from mcpgen.transports._limits import BodyDeadlines, peer_of
 from mcpgen.transports._port import ServerPort
 from mcpgen.transports._sessions import HttpSession, LiveSessions
 
@@ -70,6 +70,8 @@ class HostApp(Protocol):
     def options(self) -> _Options: ...
     @property
     def stopping(self) -> bool: ...
+    @property
+    def bodies(self) -> BodyDeadlines: ...
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
 
@@ -232,6 +234,7 @@ class LegacySse:
             return
         cap = self.app.options.max_body
         body = await read_body(receive, cap)
+        self.app.bodies.read(scope)
         if body is None:
             frame = _error(rpc.INVALID_REQUEST, f"request body over {cap} bytes", 413)
             await json_response(send, frame, 413)
