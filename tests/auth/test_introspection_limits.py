@@ -33,6 +33,7 @@ class Endpoint:
         self.active: set[str] = set()
         self.delay = 0.0
         self.failing = False
+        self.status = 503  # what a failing endpoint answers
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -43,7 +44,7 @@ class Endpoint:
                 endpoint.calls.append(token)
                 time.sleep(endpoint.delay)
                 if endpoint.failing:
-                    self.send_response(503)
+                    self.send_response(endpoint.status)
                     self.send_header("content-length", "0")
                     self.end_headers()
                     return
@@ -174,6 +175,24 @@ def test_an_endpoint_answering_errors_opens_the_circuit_too(endpoint: Endpoint) 
                 await v.check(f"x{i}")
         assert len(endpoint.calls) == 2
         assert len(v.refusals) == 0  # a failure is no refusal: nothing cached as refused
+
+    asyncio.run(scenario())
+
+
+def test_a_token_the_endpoint_will_not_introspect_is_a_refusal(endpoint: Endpoint) -> None:
+    """A 400 is about the token (refused, cached, the circuit stays closed); a 401 is
+    about our credentials (no token can be judged)."""
+    endpoint.failing, endpoint.status = True, 400
+    v = verifier(endpoint, failure_threshold=2)
+
+    async def scenario() -> None:
+        for i in range(5):
+            assert await v.check(f"odd{i}") == "the token is not active"
+        assert await v.check("odd0") == "the token is not active"
+        assert len(endpoint.calls) == 5 and v.circuit.failures == 0
+        endpoint.status = 401
+        with pytest.raises(VerifierUnavailableError):
+            await v.check("fine")
 
     asyncio.run(scenario())
 

@@ -9,8 +9,8 @@ in size; refusals for `negative_cache_seconds`, bounded too (`_backoff.Refusals`
 token replayed after its refusal costs the endpoint nothing meanwhile. Concurrent
 checks of one token share a single request to the endpoint.
 
-An endpoint that cannot be asked (down, slow past the timeout, a 5xx or an answer that
-is no JSON object) judges no token: `check` raises `VerifierUnavailableError`, which
+An endpoint that cannot be asked (down, slow past the timeout, a 5xx, a 401 or 403 to
+our credentials, an answer that is no JSON object) judges no token: `check` raises `VerifierUnavailableError`, which
 the HTTP app answers with 503, never as a refused token (the client's token may be
 fine). After `failure_threshold` such failures in a row the verifier stops asking for
 a while (`_backoff.Circuit`: `backoff_seconds`, doubling up to `max_backoff_seconds`),
@@ -145,6 +145,12 @@ class IntrospectionVerifier(HttpVerifier):
             response = await self._http().post(
                 self.endpoint, data=form, auth=auth or httpx.USE_CLIENT_DEFAULT
             )
+            if 400 <= response.status_code < 500 and response.status_code not in (401, 403):
+                # The server refused the question about this token (a token it cannot
+                # introspect): an answer, and a refusal. 401/403 are about our own
+                # credentials: no token can be judged, as for a 5xx.
+                log.info("token introspection refused a token: %d", response.status_code)
+                return {"active": False}
             response.raise_for_status()
             answer = response.json()
         except (httpx.HTTPError, ValueError) as exc:
