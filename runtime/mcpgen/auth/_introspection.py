@@ -10,11 +10,12 @@ token replayed after its refusal costs the endpoint nothing meanwhile. Concurren
 checks of one token share a single request to the endpoint.
 
 An endpoint that cannot be asked (down, slow past the timeout, a 5xx, a 401 or 403 to
-our credentials, an answer that is no JSON object) judges no token: `check` raises `VerifierUnavailableError`, which
-the HTTP app answers with 503, never as a refused token (the client's token may be
-fine). After `failure_threshold` such failures in a row the verifier stops asking for
-a while (`_backoff.Circuit`: `backoff_seconds`, doubling up to `max_backoff_seconds`),
-so new tokens fail at once instead of each waiting out the timeout.
+our credentials, an answer that is no JSON object) judges no token: `check` raises
+`VerifierUnavailableError`, which the HTTP app answers with 503, never as a refused
+token (the client's token may be fine). After `failure_threshold` such failures in a
+row the verifier stops asking for a while (`_backoff.Circuit`: `backoff_seconds`,
+doubling up to `max_backoff_seconds`), so new tokens fail at once instead of each
+waiting out the timeout.
 """
 
 from __future__ import annotations
