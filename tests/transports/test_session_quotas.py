@@ -92,3 +92,48 @@ def test_ipv6_clients_count_by_their_64_network() -> None:
     assert client_key(None, "::ffff:192.0.2.1") == client_key(None, "192.0.2.1") == "a:192.0.2.1"
     assert client_key("192.0.2.1", None) != client_key(None, "192.0.2.1")  # principal != address
     assert client_key(None, None) is None
+
+
+def test_the_live_half_evicts_the_creators_own_sessions_first() -> None:
+    """The live copies (whose eviction cancels a session's work in this process) follow
+    the same rule as the store."""
+    from mcpgen.transports._live import LiveSessions
+
+    server = build_server()
+    live = LiveSessions(max_sessions=5)
+    victim = live.add(server.session(), "alice", client="p:alice")
+    for _ in range(30):
+        live.add(server.session(), None, client="a:203.0.113.66")
+    assert live.peek(victim.id) is victim
+    assert live.held_by("a:203.0.113.66") == 4 and len(live) == 5
+    newcomer = live.add(server.session(), "bob", client="p:bob")  # holds none: LRU goes
+    assert live.peek(victim.id) is None and live.peek(newcomer.id) is newcomer
+    live.remove(newcomer.id)
+    assert live.held_by("p:bob") == 0
+
+
+def test_the_old_sse_transport_bounds_the_open_streams_of_a_client() -> None:
+    app = McpAsgiApp(build_server(), HttpOptions(max_sessions_per_client=3))
+
+    def stream(client: str) -> driver.Exchange:
+        exchange = driver.Exchange(app, "GET", {"accept": "text/event-stream"}, client=client)
+        exchange.scope["path"] = "/sse"  # (the task has not run yet)
+        return exchange
+
+    async def scenario() -> None:
+        mine = [stream("203.0.113.66") for _ in range(3)]
+        for exchange in mine:
+            assert (await exchange.start())[0] == 200
+        refused = stream("203.0.113.66")
+        status, _ = await refused.start()
+        assert status == 429
+        assert b"too many open sessions for this client" in await refused.body()
+        other = stream("198.51.100.4")
+        assert (await other.start())[0] == 200
+        await mine[0].disconnect()  # a stream that ends frees its place
+        again = stream("203.0.113.66")
+        assert (await again.start())[0] == 200
+        for exchange in (*mine[1:], other, again):
+            await exchange.disconnect()
+
+    asyncio.run(scenario())

@@ -36,7 +36,7 @@ from mcpgen.transports._asgi import (
     plain_response,
     read_body,
 )
-from mcpgen.transports._limits import BodyDeadlines, peer_of
+from mcpgen.transports._limits import BodyDeadlines, client_of, peer_of
 from mcpgen.transports._port import ServerPort
 from mcpgen.transports._sessions import HttpSession, LiveSessions
 
@@ -56,6 +56,8 @@ class _Options(Protocol):
     def session_idle_seconds(self) -> float: ...
     @property
     def max_sessions(self) -> int: ...
+    @property
+    def max_sessions_per_client(self) -> int | None: ...
 
 
 class HostApp(Protocol):
@@ -179,7 +181,13 @@ class LegacySse:
             return
         stream = ResponseStream(app, None, None)
         relay = _Relay(app, stream, scope)
-        http_session = self.store.add(app.server.session(relay), relay.principal)  # evicts idle
+        client = client_of(scope)
+        quota = app.options.max_sessions_per_client
+        if quota is not None and self.store.held_by(client) >= quota:  # each with its stream
+            frame = _error(rpc.INVALID_REQUEST, "too many open sessions for this client", 429)
+            await json_response(send, frame, 429)
+            return
+        http_session = self.store.add(app.server.session(relay), relay.principal, client=client)
         if len(self.store) > app.options.max_sessions:  # every one has an open stream
             self.store.remove(http_session.id)
             frame = _error(rpc.INVALID_REQUEST, "too many open sessions", 503)
