@@ -59,7 +59,10 @@ class Server:
     Tools registered with `task=` may run as tasks (the `io.modelcontextprotocol/tasks`
     extension); `task_ttl_seconds` and `task_poll_seconds` are what their tasks
     advertise as `ttlMs` and `pollIntervalMs` (a task is forgotten `ttlMs` after its
-    creation; None: never, until the server stops).
+    creation; None: never, until the server stops). One client (its principal; an
+    anonymous one, its address) may have `max_tasks_per_client` tasks running at once
+    (None: no bound); past it, a call asking for a task is refused with a JSON-RPC error
+    (-32029) until one ends.
 
     Shared state sits behind the interfaces of `mcpgen.stores`; the defaults keep it in
     this process. Several workers behind one endpoint pass shared ones: `bus` (change
@@ -106,6 +109,7 @@ class Server:
         extensions: Mapping[str, dict[str, Any]] | None = None,
         task_ttl_seconds: float | None = 3600.0,
         task_poll_seconds: float = 1.0,
+        max_tasks_per_client: int | None = 100,
         sync_workers: int | None = None,
         lifespan: LifespanFactory | None = None,
         redis: str | RedisStores | None = None,
@@ -117,6 +121,9 @@ class Server:
             None if task_ttl_seconds is None else milliseconds(task_ttl_seconds, "task_ttl_seconds")
         )
         self._task_poll_ms = milliseconds(task_poll_seconds, "task_poll_seconds")
+        if max_tasks_per_client is not None and max_tasks_per_client < 1:
+            raise ConfigurationError("max_tasks_per_client must be at least 1 (or None)")
+        self._max_tasks = max_tasks_per_client
         self.info = t.Implementation(
             name=name,
             version=version,
@@ -170,6 +177,7 @@ class Server:
                 task_store=self._task_store,
                 task_ttl_ms=self._task_ttl_ms,
                 task_poll_ms=self._task_poll_ms,
+                max_tasks_per_client=self._max_tasks,
                 run_sync=self._threads,
                 read=read_own,
             )
