@@ -48,7 +48,7 @@ def _refuse_at_import() -> None:
         raise ConfigurationError(
             f"{_importing[-1]} starts a server when it is imported (a run() call at module "
             "level); `mcpgen serve` runs the server itself, so put that call under "
-            "`if __name__ == \"__main__\":`"
+            '`if __name__ == "__main__":`'
         )
 
 
@@ -86,5 +86,7 @@ def run_http(app: McpAsgiApp, host: str, port: int, log_level: str) -> None:
     except SystemExit:
         if app.life.failure is None:
             raise
+    except KeyboardInterrupt:  # uvicorn stopped cleanly, then raised the Ctrl-C it caught
+        raise SystemExit(130) from None
     if app.life.failure is not None:
         raise SystemExit(f"mcpgen: {app.life.failure}") from None

@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import ipaddress
 import logging
+import signal
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import IO, TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
@@ -188,12 +189,29 @@ def uvicorn_server(
                 announce.write(served_urls(app.options, host, bound))
                 announce.flush()
 
+        stopped_by = ""  # the signal's name, set in the handler and said in `shutdown`
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            self.stopped_by = self.stopped_by or signal.Signals(sig).name
+            super().handle_exit(sig, frame)
+
         async def shutdown(self, sockets: Any = None) -> None:
+            _say_stopping(announce, self.stopped_by)
             await app.shutdown()
             await super().shutdown(sockets)
 
     config.setdefault("timeout_graceful_shutdown", app.options.shutdown_grace_seconds)
     return _Server(uvicorn.Config(app, host=host, port=port, lifespan="on", workers=1, **config))
+
+
+def _say_stopping(announce: IO[str] | None, signal_name: str) -> None:
+    """One line when a server stops (where the URLs were announced, else the log)."""
+    line = f"mcpgen: {signal_name + ' received, ' if signal_name else ''}stopping"
+    if announce is None:
+        logging.getLogger("mcpgen.server").info("%s", line)
+    else:
+        announce.write(line + "\n")
+        announce.flush()
 
 
 def served_urls(options: AppOptions, host: str, port: int) -> str:
