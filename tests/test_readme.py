@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.checkout import fresh_checkout
 from tests.conftest import REPO, need
 
 
@@ -38,16 +38,7 @@ def test_main_job_command_works_in_a_fresh_checkout(tmp_path: Path) -> None:
     """The README's main-job command, exactly as written, in a copy of the tracked files
     with a new virtualenv: what a user on a fresh machine runs first."""
     main, _ = commands()
-    files = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True
-    ).stdout.split(b"\0")
-    checkout = tmp_path / "mcpgen"
-    for name in filter(None, files):
-        source = REPO / name.decode()
-        if source.is_file():
-            target = checkout / name.decode()
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
+    checkout = fresh_checkout(tmp_path / "mcpgen")
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     proc = subprocess.run(
         ["bash", "-c", main],
