@@ -186,7 +186,8 @@ def uvicorn_server(
             await super().startup(sockets)
             if announce is not None and self.started and self.servers:
                 bound = self.servers[0].sockets[0].getsockname()[1]
-                announce.write(served_urls(app.options, host, bound))
+                scheme = "https" if config.get("ssl_certfile") else "http"
+                announce.write(served_urls(app.options, host, bound, scheme))
                 announce.flush()
 
         stopped_by = ""  # the signal's name, set in the handler and said in `shutdown`
@@ -214,11 +215,11 @@ def _say_stopping(announce: IO[str] | None, signal_name: str) -> None:
         announce.flush()
 
 
-def served_urls(options: AppOptions, host: str, port: int) -> str:
+def served_urls(options: AppOptions, host: str, port: int, scheme: str = "http") -> str:
     """The lines announcing where an app listens: its endpoint and, when served, the
     older HTTP+SSE transport's stream."""
     where = f"[{host}]" if ":" in host else host
-    base = f"http://{where}:{port}"
+    base = f"{scheme}://{where}:{port}"
     text = f"mcpgen: serving MCP (Streamable HTTP) at {base}{options.path}\n"
     if options.sse_path is not None:
         text += f"mcpgen: and the older HTTP+SSE transport at {base}{options.sse_path}\n"
