@@ -128,8 +128,16 @@ class Client:
         auth: httpx.Auth | None = None,
         **options: Unpack[ClientOptions],
     ) -> Client:
-        """A client of a Streamable HTTP endpoint (`headers`: e.g. Authorization; `auth`:
-        an httpx.Auth such as `mcpgen.auth.OAuth`, or give `httpx_client` its own)."""
+        """A client of a Streamable HTTP endpoint; `async with` it to connect.
+
+        Args:
+            url: The endpoint, e.g. `http://127.0.0.1:8000/mcp`.
+            headers: Sent with every request (e.g. `Authorization`).
+            httpx_client: An `httpx.AsyncClient` of your own (TLS settings, proxies);
+                the client then uses it as it is.
+            auth: An `httpx.Auth`, such as `mcpgen.auth.OAuth(...)`.
+            **options: The client's options (`era`, `timeout`, the callbacks, ...).
+        """
         timeout = options.get("timeout", 60.0)
         return cls(HttpLink(url, headers, httpx_client, timeout, auth), **options)
 
@@ -166,6 +174,7 @@ class Client:
         await self.connection.close()
 
     async def close(self) -> None:
+        """Close the connection (stops a stdio server); `async with` does it for you."""
         await self.connection.close()
 
     @property
@@ -179,30 +188,37 @@ class Client:
 
     @property
     def era(self) -> str | None:
+        """`"modern"` or `"legacy"` once connected (None before)."""
         return self.connection.core.era
 
     @property
     def protocol_version(self) -> str:
+        """The protocol revision in use, e.g. `"2026-07-28"`."""
         return self.connection.core.version
 
     @property
     def server_info(self) -> dict[str, Any] | None:
+        """The server's name, version and the rest of its implementation info."""
         return self.connection.core.server_info
 
     @property
     def server_capabilities(self) -> dict[str, Any]:
+        """What the server declared it offers (tools, resources, prompts ...)."""
         return self.connection.core.server_capabilities
 
     @property
     def timeout(self) -> float:
+        """Seconds a request waits for its answer unless the call says otherwise."""
         return self.connection.timeout
 
     @property
     def on_log(self) -> cb.LogCallback | None:
+        """The callback given the server's log messages (None: they are dropped)."""
         return self.callbacks.on_log
 
     @on_log.setter
     def on_log(self, callback: cb.LogCallback | None) -> None:
+        """The callback given the server's log messages (None: they are dropped)."""
         self.callbacks.on_log = callback
 
     def request(
@@ -260,6 +276,7 @@ class Client:
     async def list_tools(
         self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
     ) -> list[t.Tool]:
+        """The server's tools, every page unless `all_pages=False` (`refresh=True`: ask again)."""
         tools = await self._pages("tools/list", "tools", cursor, all_pages, refresh)
         return header_checked(self.connection, tools) if self.link.http else tools
 
@@ -300,6 +317,22 @@ class Client:
         run the call as a task, and you get a `ToolTask` (`await handle.result()`),
         or answer directly with the CallToolResult. A legacy session has no tasks: the
         call is an ordinary one (a tool that runs only as a task refuses it).
+
+        Args:
+            name: The tool's name.
+            arguments: Its arguments, a JSON object (none: `{}`).
+            timeout: Seconds to wait for the answer (default: the client's `timeout`).
+            progress: Called with `progress, total, message` as the server reports them.
+            task: Declare the Tasks extension on this call.
+
+        Returns:
+            The result (a tool's own failure is a result with `is_error` set), or a
+            `ToolTask` when the server made the call a task.
+
+        Raises:
+            McpError: The server answered with a JSON-RPC error (an unknown tool,
+                invalid arguments).
+            TransportError: The connection failed, timed out or closed.
         """
         connection = self.connection
         if (
@@ -320,15 +353,18 @@ class Client:
     async def list_resources(
         self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
     ) -> list[t.Resource]:
+        """The server's resources, every page unless `all_pages=False`."""
         return await self._pages("resources/list", "resources", cursor, all_pages, refresh)
 
     async def list_resource_templates(
         self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
     ) -> list[t.ResourceTemplate]:
+        """The server's resource templates, every page unless `all_pages=False`."""
         method, field = "resources/templates/list", "resource_templates"
         return await self._pages(method, field, cursor, all_pages, refresh)
 
     async def read_resource(self, uri: str, *, refresh: bool = False) -> t.ReadResourceResult:
+        """Read the resource at `uri` (a cacheable answer may come from the cache)."""
         fetch = functools.partial(self.request, "resources/read", {"uri": uri})
         read = await cached(self.cache, ("resources/read", uri), fetch, refresh)
         return cast(t.ReadResourceResult, read)
@@ -336,11 +372,13 @@ class Client:
     async def list_prompts(
         self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
     ) -> list[t.Prompt]:
+        """The server's prompts and their arguments, every page unless `all_pages=False`."""
         return await self._pages("prompts/list", "prompts", cursor, all_pages, refresh)
 
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None = None
     ) -> t.GetPromptResult:
+        """Get prompt `name` filled with `arguments`: its messages."""
         params: dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = arguments
