@@ -18,8 +18,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.checkout import fresh_checkout
-from tests.conftest import REPO, need
+from tests.checkout import fresh_checkout, need_index
+from tests.conftest import REPO
 from tests.docs.blocks import fenced_blocks
 from tests.processes import http_server
 
@@ -145,11 +145,7 @@ def _installed(built: Built, venv: Path) -> Path:
         timeout=600,
         check=False,
     )
-    offline = proc.returncode != 0 and any(
-        sign in proc.stderr
-        for sign in ("No matching distribution", "Could not find a version", "NewConnectionError")
-    )
-    need(not offline, f"a package index for the wheel's dependencies ({proc.stderr[-300:]})")
+    need_index(proc, "the wheel's dependencies")
     assert proc.returncode == 0, proc.stderr[-3000:]
     return bin_dir
 

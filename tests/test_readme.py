@@ -9,14 +9,28 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.checkout import fresh_checkout
-from tests.conftest import REPO, need
+from tests.checkout import fresh_checkout, need_index
+from tests.conftest import REPO
 
 
 def commands() -> list[str]:
     readme = (REPO / "README.md").read_text()
     setup = readme.split("## Set up", 1)[1].split("\n## ", 1)[0]
     return re.findall(r"```sh\n(.+?)\n```", setup, flags=re.S)
+
+
+def _bash(
+    command: str, cwd: Path, env: dict[str, str], timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-c", command],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def test_readme_has_the_two_setup_commands() -> None:
@@ -37,20 +51,8 @@ def test_main_job_command_works_in_a_fresh_checkout(tmp_path: Path) -> None:
     main, _ = commands()
     checkout = fresh_checkout(tmp_path / "mcpgen")
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-    proc = subprocess.run(
-        ["bash", "-c", main],
-        cwd=checkout,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    offline = proc.returncode != 0 and any(
-        sign in proc.stderr
-        for sign in ("No matching distribution", "Could not find a version", "NewConnectionError")
-    )
-    need(not offline, f"a package index for the main job's install ({proc.stderr[-300:]})")
+    proc = _bash(main, checkout, env, timeout=600)
+    need_index(proc, "the main job's install")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     assert proc.stdout.rstrip().endswith("round trip complete"), proc.stdout[-2000:]
     # That install has the client extra and not the codegen one: the `mcpgen` command runs
@@ -139,16 +141,7 @@ def test_the_shell_lines_run_against_the_server_snippet(tmp_path: Path) -> None:
     outputs = []
     for line in shell.splitlines():
         if line.startswith(("mcpgen tools ", "mcpgen call ")):
-            command = line.split("#", 1)[0]
-            proc = subprocess.run(
-                ["bash", "-c", command],
-                cwd=tmp_path,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=120,
-                check=False,
-            )
+            proc = _bash(line.split("#", 1)[0], tmp_path, env)
             assert proc.returncode == 0, proc.stderr
             outputs.append(proc.stdout)
     assert len(outputs) == 2
