@@ -242,6 +242,7 @@ class Server:
         self._swap(TOOLS, with_tool(self._registry, fn, options))
 
     def remove_tool(self, name: str) -> None:
+        """Unregister tool `name`; connected clients are told the list changed."""
         self._swap(TOOLS, without(self._registry, "tools", name, "tool"))
 
     # -- resources ---------------------------------------------------------------------------
@@ -289,6 +290,7 @@ class Server:
         self._swap(RESOURCES, with_resource(self._registry, uri, reader, resource))
 
     def remove_resource(self, uri: str) -> None:
+        """Unregister the resource at `uri`; connected clients are told the list changed."""
         self._swap(RESOURCES, without(self._registry, "resources", uri, "resource"))
 
     def resource_template(
@@ -379,15 +381,19 @@ class Server:
         self._swap(TOOLS, with_transformed(self._registry, source, name, replace, **changes))
 
     def notify_tools_changed(self) -> None:
+        """Tell listening clients that the tool list changed."""
         self._publish(ChangeEvent(TOOLS))
 
     def notify_prompts_changed(self) -> None:
+        """Tell listening clients that the prompt list changed."""
         self._publish(ChangeEvent(PROMPTS))
 
     def notify_resources_changed(self) -> None:
+        """Tell listening clients that the resource list changed."""
         self._publish(ChangeEvent(RESOURCES))
 
     def notify_resource_updated(self, uri: str) -> None:
+        """Tell clients subscribed to `uri` that the resource changed."""
         self._publish(ChangeEvent(RESOURCE, uri))
 
     def close(self) -> None:
@@ -437,7 +443,21 @@ class Server:
         """Serve until stopped: `stdio` (until EOF on stdin) or `http` (uvicorn, one worker;
         the URLs it serves are printed on stderr once it listens, with the port it really
         bound when `port=0`). When the lifespan fails to start, nothing is served: the
-        process exits with the error's message (status 1)."""
+        process exits with the error's message (status 1). SIGTERM or Ctrl-C stops an
+        HTTP server after one line on stderr saying so.
+
+        Args:
+            transport: `"stdio"` or `"http"`.
+            host: HTTP: the address to listen on.
+            port: HTTP: the port (0: any free one).
+            log_level: HTTP: uvicorn's log level.
+            **options: HTTP: the endpoint's options, as `asgi_app` takes them.
+
+        Raises:
+            ConfigurationError: An unknown transport; or the call was made while
+                `mcpgen serve` imports the module (guard it with
+                `if __name__ == "__main__":`).
+        """
         if transport == "stdio":
             run_stdio(self)
         elif transport == "http":
