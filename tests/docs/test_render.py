@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import need
 from tests.docs.site import Build
 
-pytestmark = pytest.mark.docs
+pytestmark = [pytest.mark.docs, pytest.mark.needs_chromium]
 
 PAGES = {
     "index.html": ["Quickstart", "Guide", "Reference"],
@@ -23,7 +23,7 @@ PAGES = {
 
 def chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
-    need(found is not None, "chromium (apt-get install -y chromium)")
+    need(found is not None, "chromium", "chromium")
     assert found is not None
     return found
 

@@ -15,6 +15,7 @@ import re
 import uuid
 
 import httpx
+import pytest
 import redis.asyncio as aioredis
 
 from mcpgen.stores.redis import Connection, RedisEventStore
@@ -24,6 +25,8 @@ from tests.scale.test_legacy_stream import Reader, get_stream, settle
 from tests.scale.test_two_workers import frame, open_session
 from tests.stores.redis_server import redis_url
 from tests.stores.redis_server import server as redis_server
+
+pytestmark = pytest.mark.needs_redis
 
 SESSIONS = 16
 
