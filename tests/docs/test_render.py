@@ -41,6 +41,7 @@ def pixel_spread(png: Path) -> float:
         return float(ImageStat.Stat(image.convert("L")).stddev[0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", sorted(PAGES))
 def test_chromium_renders_the_title_and_the_navigation(
     zensical_site: Build, page: str, tmp_path: Path

@@ -39,6 +39,7 @@ class _FullMonitor(Monitor):
         return [line for line in self.lines if '"' in line]
 
 
+@pytest.mark.slow
 def test_a_change_costs_one_delivery_per_listening_session_not_one_per_worker() -> None:
     """16 sessions live on both workers, each listening on a GET stream on one of them
     (8 and 8): a change is handed in 16 times in all (one append per session, by the
