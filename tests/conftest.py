@@ -15,6 +15,7 @@ the parallel run (pytest-xdist).
 from __future__ import annotations
 
 import os
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -88,10 +89,18 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return 2 * (os.cpu_count() or 1)
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist names the groups (--dist loadgroup)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The slow tests first (a stable sort, so every worker sees the same order): the
-    parallel run then ends on short tests rather than waiting on one long one."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """How the parallel run hands out work (pyproject: --dist loadgroup
+    --no-loadscope-reorder): each slow test alone, first, so the run ends on short work
+    rather than waiting on one long test; then the quick tests a module at a time (its
+    module-scoped servers start once), the biggest modules first. The order is a stable
+    sort of the collection, the same on every worker."""
+    sizes = Counter(item.path for item in items)
+    for item in items:
+        if item.get_closest_marker("slow") is None and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(str(item.path.relative_to(REPO))))
+    items.sort(key=lambda item: (item.get_closest_marker("slow") is None, -sizes[item.path]))
 
 
 @pytest.fixture(scope="session")

@@ -28,6 +28,7 @@ def _pytest(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     )
 
 
+@pytest.mark.slow
 def test_every_test_directory_has_tests_in_the_quick_tier() -> None:
     """`pytest -m "not slow"` still covers every package: each folder of tests/ holding
     test modules keeps at least one test outside the `slow` marker."""
@@ -82,6 +83,7 @@ def test_probe_skips_when_asked() -> None:
         pytest.skip("the probe was told to skip")
 
 
+@pytest.mark.slow
 def test_strict_skips_fail_on_parallel_workers() -> None:
     """Under MCPGEN_STRICT_SKIPS=1 a skip fails the run on xdist workers too, and `-n auto`
     takes its worker count from MCPGEN_TEST_WORKERS."""

@@ -342,6 +342,7 @@ def _check_modern_wire(wire: Wire, http: bool) -> None:
     assert wire.answer_to(retry).message["result"]["resultType"] == "complete"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("era", ERAS)
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_official_python_server(

@@ -180,6 +180,7 @@ def test_calls_through_the_module(schema_tools: Path) -> None:
     asyncio.run(main())
 
 
+@pytest.mark.slow
 def test_check_notices_drift(tmp_path: Path, schema_tools: Path) -> None:
     """--check: exit 0 on the fresh module; exit 1 and a diff naming the new tool once
     the server has one more; the file is left as it was."""
