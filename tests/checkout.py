@@ -33,4 +33,4 @@ def need_index(proc: subprocess.CompletedProcess[str], what: str) -> None:
     """A pip install that failed for want of a package index is a missing input
     (`need`: a skip, a failure under MCPGEN_STRICT_SKIPS), not a test failure."""
     offline = proc.returncode != 0 and any(sign in proc.stderr for sign in _OFFLINE)
-    need(not offline, f"a package index for {what} ({proc.stderr[-300:]})")
+    need(not offline, f"a package index for {what} ({proc.stderr[-300:]})", "network")

@@ -45,6 +45,7 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert tests in ci.splitlines(), "keep .ci/run and the README's test command identical"
 
 
+@pytest.mark.slow
 def test_main_job_command_works_in_a_fresh_checkout(tmp_path: Path) -> None:
     """The README's main-job command, exactly as written, in a copy of the tracked files
     with a new virtualenv: what a user on a fresh machine runs first."""

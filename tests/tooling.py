@@ -6,8 +6,8 @@
 - a virtualenv with the official Python SDK (PyPI `mcp`), kept apart from the
   project's environment so neither's dependencies leak into the other.
 
-Every helper calls `need()`: without npm/network it skips, and under
-MCPGEN_STRICT_SKIPS=1 (CI) it fails instead.
+Every helper calls `need()`: without npm/network it fails (MCPGEN_ALLOW_MISSING=node or
+network skips instead, outside CI: tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -43,12 +43,16 @@ def _locked(name: str) -> Iterator[None]:
 
 def _run(cmd: list[str], what: str, timeout: int = 900, **kw: object) -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, **kw)  # type: ignore[call-overload]
-    need(proc.returncode == 0, f"{what} ({' '.join(cmd)} failed: {proc.stderr.strip()[-400:]})")
+    need(
+        proc.returncode == 0,
+        f"{what} ({' '.join(cmd)} failed: {proc.stderr.strip()[-400:]})",
+        "network",
+    )
 
 
 def npm() -> str:
     path = shutil.which("npm")
-    need(path is not None, "npm (Node.js)")
+    need(path is not None, "npm (Node.js)", "node")
     assert path is not None
     return path
 
@@ -83,7 +87,7 @@ def node22() -> str:
     with _locked("node22"):
         if not binary.exists():
             _npm_install(prefix, f"node-linux-{arch}@22", "Node 22 from the npm registry")
-    need(binary.exists() and _node_major(str(binary)) >= 22, "Node >= 22")
+    need(binary.exists() and _node_major(str(binary)) >= 22, "Node >= 22", "node")
     return str(binary)
 
 

@@ -413,6 +413,7 @@ def test_request_state_is_bound_to_the_tokens_principal(url: str) -> None:
     assert alice["result"]["content"][0]["text"] == "confirmed by alice"
 
 
+@pytest.mark.slow
 def test_the_official_python_sdk_reads_our_challenges_and_metadata(url: str) -> None:
     """The official SDK's own parsers (run in its venv) understand the 401, the 403
     step-up challenge and the metadata document."""

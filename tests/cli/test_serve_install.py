@@ -55,6 +55,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "home"
 
 
+@pytest.mark.slow
 def test_serve_a_file_a_module_and_the_default_attribute(project: Path) -> None:
     assert "test_simple_text" in tool_names([*MCPGEN, "serve", f"{EVERYTHING}:server"])
     assert tool_names([*MCPGEN, "serve", "weather"], cwd=project) == ["forecast"]  # `mcp`
@@ -167,6 +168,7 @@ def test_install_dry_run_prints_and_writes_nothing(home: Path, project: Path) ->
     assert "dry run" in proc.stderr
 
 
+@pytest.mark.slow
 def test_install_refuses_what_it_cannot_merge(home: Path, project: Path) -> None:
     config = project / "odd.json"
     config.write_text("[1, 2]")

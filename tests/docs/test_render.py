@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import REPO, need
 from tests.docs.site import Build
 
-pytestmark = pytest.mark.docs
+pytestmark = [pytest.mark.docs, pytest.mark.needs_chromium]
 
 PAGES = {
     "index.html": ["Quickstart", "Guide", "Reference"],
@@ -24,7 +24,7 @@ PAGES = {
 
 def chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
-    need(found is not None, "chromium (apt-get install -y chromium)")
+    need(found is not None, "chromium", "chromium")
     assert found is not None
     return found
 
@@ -42,6 +42,7 @@ def pixel_spread(png: Path) -> float:
         return float(ImageStat.Stat(image.convert("L")).stddev[0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", sorted(PAGES))
 def test_chromium_renders_the_title_and_the_navigation(
     zensical_site: Build, page: str, tmp_path: Path

@@ -33,7 +33,7 @@ _LINE = re.compile(
 def need_tools() -> None:
     for name in ("redis-server", "nginx"):
         found = shutil.which(name) or shutil.which(name, path="/usr/sbin:/usr/local/sbin")
-        need(found is not None, f"{name} (apt-get install {name})")
+        need(found is not None, name, name)
 
 
 @dataclass

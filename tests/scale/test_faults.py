@@ -21,6 +21,8 @@ from tests.scale.wire import frame, open_session
 from tests.stores.redis_server import server as redis_server
 from tests.transports.httpharness import body, modern_headers
 
+pytestmark = pytest.mark.needs_redis
+
 CAPS = "io.modelcontextprotocol/clientCapabilities"
 
 

@@ -1,8 +1,8 @@
 """A throwaway redis-server for tests: started on first use on a free loopback port,
 in a temporary directory, with persistence off; stopped when the test run ends.
 
-Missing `redis-server` skips the tests that need it, or fails them under
-MCPGEN_STRICT_SKIPS=1 (CI installs it: `.ci/run`).
+Missing `redis-server` fails the tests that need it (they skip with
+MCPGEN_ALLOW_MISSING=redis-server, outside CI; `.ci/run` installs it).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def server() -> RedisServer:
         binary = shutil.which("redis-server") or (
             "/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server") else None
         )
-        need(binary is not None, "redis-server")
+        need(binary is not None, "redis-server", "redis-server")
         assert binary is not None
         _server = RedisServer(binary)
         atexit.register(_server.close)

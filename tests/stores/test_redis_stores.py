@@ -8,10 +8,14 @@ import socket
 import threading
 import uuid
 
+import pytest
+
 from mcpgen.stores import ChangeEvent, SessionState, TaskEvent
 from mcpgen.stores.redis import RedisStores, redacted
 from tests.stores.redis_server import redis_url
 from tests.stores.redis_server import server as redis_server
+
+pytestmark = pytest.mark.needs_redis
 
 
 def _keys() -> list[str]:

@@ -40,14 +40,17 @@ def _cached(clock: Clock, idle: float, most: int) -> RedisSessionStore:
     return store
 
 
-IMPLEMENTATIONS: list[Factory] = [
+IMPLEMENTATIONS: list[object] = [
     lambda clock, idle, most: InMemorySessionStore(
         idle_timeout=idle, max_sessions=most, clock=clock
     ),
-    lambda clock, idle, most: RedisSessionStore(
-        _redis(), idle_timeout=idle, max_sessions=most, clock=clock
+    pytest.param(
+        lambda clock, idle, most: RedisSessionStore(
+            _redis(), idle_timeout=idle, max_sessions=most, clock=clock
+        ),
+        marks=pytest.mark.needs_redis,
     ),
-    _cached,
+    pytest.param(_cached, marks=pytest.mark.needs_redis),
 ]
 NAMES = ["InMemorySessionStore", "RedisSessionStore", "RedisSessionStore+cache"]
 

@@ -33,9 +33,11 @@ class Clock:
         return self.now
 
 
-IMPLEMENTATIONS: list[Callable[[Clock], TaskStore]] = [
+IMPLEMENTATIONS: list[object] = [
     lambda clock: InMemoryTaskStore(clock=clock),
-    lambda clock: RedisTaskStore(_redis(), clock=clock),
+    pytest.param(
+        lambda clock: RedisTaskStore(_redis(), clock=clock), marks=pytest.mark.needs_redis
+    ),
 ]
 NAMES = ["InMemoryTaskStore", "RedisTaskStore"]
 

@@ -102,6 +102,7 @@ async def misuse(client: Client) -> str:
 """
 
 
+@pytest.mark.slow
 def test_module_is_typed_and_clean(schema_tools: Path) -> None:
     """The module passes mypy --strict and ruff as written; its methods are typed, so
     a wrong argument or a wrong use of the result is a mypy error."""
@@ -179,6 +180,7 @@ def test_calls_through_the_module(schema_tools: Path) -> None:
     asyncio.run(main())
 
 
+@pytest.mark.slow
 def test_check_notices_drift(tmp_path: Path, schema_tools: Path) -> None:
     """--check: exit 0 on the fresh module; exit 1 and a diff naming the new tool once
     the server has one more; the file is left as it was."""
@@ -195,6 +197,7 @@ def test_check_notices_drift(tmp_path: Path, schema_tools: Path) -> None:
     assert missing.returncode == 1 and not (tmp_path / "absent.py").exists()
 
 
+@pytest.mark.slow
 def test_everything_example(tmp_path: Path) -> None:
     """examples/everything.py over stdio: a clean module whose methods call the tools;
     the module written over Streamable HTTP is the same."""
@@ -224,6 +227,7 @@ def test_everything_example(tmp_path: Path) -> None:
         sys.modules.pop(out.stem, None)
 
 
+@pytest.mark.slow
 @pytest.mark.needs_node
 def test_official_server_everything(tmp_path: Path) -> None:
     """The reference server-everything (TypeScript SDK) over stdio, output schemas included."""
