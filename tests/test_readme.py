@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.checkout import fresh_checkout, need_index
 from tests.conftest import REPO
 
