@@ -19,7 +19,7 @@ import json
 import signal
 import time
 from collections import Counter
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 import httpx
@@ -28,7 +28,7 @@ from mcpgen import Client, ToolTask
 from mcpgen_types import latest as t
 from tests.scale.harness import balanced, build
 from tests.scale.wire import INITIALIZE, LEGACY, frame, get_stream, open_session_async, settle
-from tests.stores.redis_ha import SentinelLayout, command
+from tests.stores.redis_ha import ClusterLayout, SentinelLayout, command
 from tests.transports.httpharness import serve
 
 T = TypeVar("T")
@@ -101,78 +101,100 @@ async def until_served(
     raise AssertionError(f"not served again: {statuses}")
 
 
+async def through_a_failover(urls: list[str], fail: Callable[[], None], name: str) -> None:
+    """Traffic of every kind, then `fail()` (which kills a primary once its writes are
+    replicated), the time until both workers write again, then everything from before
+    is still there and every kind of traffic works again."""
+    async with httpx.AsyncClient(timeout=15) as http:
+        sessions = [await open_session_async(http, urls[i % 2]) for i in range(4)]
+        for i, session in enumerate(sessions):
+            assert answer(await http.post(urls[i % 2 - 1], content=ADD, headers=session)) == "3"
+        chatty = frame(5, "tools/call", {"name": "chatty", "arguments": {}})
+        events = sse((await http.post(urls[0], content=chatty, headers=sessions[0])).text)
+        first_id = events[0][0]
+        assert first_id is not None and len(events) == 3
+        modern, _ = balanced(urls)
+        async with Client.http(urls[0], httpx_client=modern, era="modern") as client:
+            finished = await client.call_tool("slow", {"seconds": 0.05}, task=True)
+            assert isinstance(finished, ToolTask)
+            await finished.result(timeout=10, poll=0.05)
+
+            killed = time.monotonic()
+            fail()
+            took, statuses = await until_served(http, urls, killed)
+            MEASURED[name] = took
+            print(f"{name}: served again after {took:.2f} s; statuses {dict(statuses)}")
+
+            # nothing acknowledged and replicated is lost: every session, on both workers
+            for session in sessions:
+                for url in urls:
+                    assert answer(await http.post(url, content=ADD, headers=session)) == "3"
+            # the finished task and its result, through either worker
+            for _ in range(2):
+                assert (await finished.get()).status == "completed"
+            block = (await finished.result(timeout=10)).content[0]
+            assert isinstance(block, t.TextContent) and block.text == "slept 0.05"
+            # a new task runs and is followed through both workers
+            fresh = await client.call_tool("slow", {"seconds": 0.05}, task=True)
+            assert isinstance(fresh, ToolTask)
+            assert (await fresh.result(timeout=10, poll=0.05)).content
+        # SSE resumption after Last-Event-ID, on the other worker
+        headers = {**sessions[0], "accept": "text/event-stream", "last-event-id": first_id}
+        async with http.stream("GET", urls[1], headers=headers) as stream:
+            replayed: list[dict[str, Any]] = []
+            buffer = ""
+            async for chunk in stream.aiter_text():
+                buffer += chunk
+                replayed = [e[1] for e in sse(buffer)]
+                if len(replayed) >= 2:
+                    break
+        assert replayed[0]["params"]["data"] == "two"
+        assert replayed[1]["id"] == 5
+        # the bus follows the new primary: a listen stream on one worker hears a change
+        # made on the other
+        async with get_stream(http, urls[0], sessions[1]) as reader:
+            bump = frame(9, "tools/call", {"name": "bump", "arguments": {}})
+            for _ in range(20):
+                bumped = await http.post(urls[1], content=bump, headers=sessions[2])
+                assert answer(bumped) == "bumped"
+                with contextlib.suppress(AssertionError):
+                    await settle(reader, 1)
+                if reader.changes():
+                    break
+            assert reader.changes()
+
+
 def test_a_killed_primary_is_replaced_and_nothing_replicated_is_lost() -> None:
     with sentinel_workers() as (layout, urls):
+        old = layout.master()
 
-        async def main() -> None:
-            async with httpx.AsyncClient(timeout=15) as http:
-                sessions = [await open_session_async(http, urls[i % 2]) for i in range(4)]
-                for i, session in enumerate(sessions):
-                    assert (
-                        answer(await http.post(urls[i % 2 - 1], content=ADD, headers=session))
-                        == "3"
-                    )
-                chatty = frame(5, "tools/call", {"name": "chatty", "arguments": {}})
-                events = sse((await http.post(urls[0], content=chatty, headers=sessions[0])).text)
-                first_id = events[0][0]
-                assert first_id is not None and len(events) == 3
-                modern, _ = balanced(urls)
-                async with Client.http(urls[0], httpx_client=modern, era="modern") as client:
-                    finished = await client.call_tool("slow", {"seconds": 0.05}, task=True)
-                    assert isinstance(finished, ToolTask)
-                    await finished.result(timeout=10, poll=0.05)
-                    replicated(layout)
+        def fail() -> None:
+            replicated(layout)
+            layout.kill(old)
 
-                    old = layout.master()
-                    killed = time.monotonic()
-                    layout.kill(old)
-                    took, statuses = await until_served(http, urls, killed)
-                    MEASURED["failover"] = took
-                    print(f"failover: served again after {took:.2f} s; statuses {dict(statuses)}")
-                    assert layout.master() != old
+        run(through_a_failover(urls, fail, "sentinel failover"))
+        assert layout.master() != old
+    assert MEASURED["sentinel failover"] < BOUND
 
-                    # nothing acknowledged and replicated is lost: every session, on both
-                    for session in sessions:
-                        for url in urls:
-                            assert answer(await http.post(url, content=ADD, headers=session)) == "3"
-                    # the finished task and its result, through either worker
-                    for _ in range(2):
-                        assert (await finished.get()).status == "completed"
-                    block = (await finished.result(timeout=10)).content[0]
-                    assert isinstance(block, t.TextContent) and block.text == "slept 0.05"
-                    # a new task runs and is followed through both workers
-                    fresh = await client.call_tool("slow", {"seconds": 0.05}, task=True)
-                    assert isinstance(fresh, ToolTask)
-                    assert (await fresh.result(timeout=10, poll=0.05)).content
-                # SSE resumption after Last-Event-ID, on the other worker
-                headers = {**sessions[0], "accept": "text/event-stream", "last-event-id": first_id}
-                async with http.stream("GET", urls[1], headers=headers) as stream:
-                    replayed: list[dict[str, Any]] = []
-                    buffer = ""
-                    async for chunk in stream.aiter_text():
-                        buffer += chunk
-                        replayed = [e[1] for e in sse(buffer)]
-                        if len(replayed) >= 2:
-                            break
-                assert replayed[0]["params"]["data"] == "two"
-                assert replayed[1]["id"] == 5
-                # the bus follows the new primary: a listen stream on one worker hears
-                # a change made on the other
-                async with get_stream(http, urls[0], sessions[1]) as reader:
-                    bump = frame(9, "tools/call", {"name": "bump", "arguments": {}})
-                    for _ in range(20):
-                        assert (
-                            answer(await http.post(urls[1], content=bump, headers=sessions[2]))
-                            == "bumped"
-                        )
-                        with contextlib.suppress(AssertionError):
-                            await settle(reader, 1)
-                        if reader.changes():
-                            break
-                    assert reader.changes()
 
-        run(main())
-    assert MEASURED["failover"] < BOUND
+def test_a_killed_cluster_master_is_replaced_and_nothing_replicated_is_lost() -> None:
+    """The same on a Redis Cluster of three masters with a replica each: the master of
+    the slot every mcpgen key is in (the prefix is a hash tag) is killed."""
+    layout = ClusterLayout(replicas=1)
+    try:
+        with contextlib.ExitStack() as stack:
+            urls = [stack.enter_context(serve(build(layout.url).asgi_app()))[0] for _ in "ab"]
+            old = layout.master_of("{mcpgen:}")
+
+            def fail() -> None:
+                assert command(old, "WAIT", "1", "3000", timeout=5).startswith(b":1")
+                layout.kill(old)
+
+            run(through_a_failover(urls, fail, "cluster failover"))
+            assert layout.master_of("{mcpgen:}") != old
+    finally:
+        layout.close()
+    assert MEASURED["cluster failover"] < BOUND
 
 
 def test_a_write_the_replica_never_got_is_lost_cleanly() -> None:

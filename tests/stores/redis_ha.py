@@ -152,16 +152,17 @@ class SentinelLayout(_Processes):
 
 
 class ClusterLayout(_Processes):
-    def __init__(self) -> None:
+    def __init__(self, replicas: int = 0) -> None:
         super().__init__("mcpgen-cluster-")
-        self.ports = [_cluster_port() for _ in range(3)]
+        self.ports = [_cluster_port() for _ in range(3 * (1 + replicas))]
         for port in self.ports:
             argv = _server_argv(port, self.node_dir(port))
             argv += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
             self.spawn(port, [*argv, "--cluster-node-timeout", "2000"])
         nodes = [f"127.0.0.1:{port}" for port in self.ports]
+        create = [binary("redis-cli"), "--cluster", "create", *nodes, "--cluster-yes"]
         subprocess.run(
-            [binary("redis-cli"), "--cluster", "create", *nodes, "--cluster-yes"],
+            [*create, "--cluster-replicas", str(replicas)],
             check=True,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -171,6 +172,22 @@ class ClusterLayout(_Processes):
 
     def _ok(self) -> bool:
         return all(b"cluster_state:ok" in command(p, "CLUSTER", "INFO") for p in self.ports)
+
+    def master_of(self, key: str) -> int:
+        """The port of the master serving `key`'s hash slot (as a live node sees it)."""
+        for port in self.ports:
+            if self.processes[port].poll() is not None:
+                continue
+            slot = int(command(port, "CLUSTER", "KEYSLOT", key).strip()[1:])
+            for line in command(port, "CLUSTER", "NODES").decode().splitlines():
+                fields = line.split()
+                if len(fields) < 9 or "master" not in fields[2] or "fail" in fields[2]:
+                    continue
+                for ranges in fields[8:]:
+                    low, _, high = ranges.partition("-")
+                    if low.isdigit() and int(low) <= slot <= int(high or low):
+                        return int(fields[1].split(":")[1].split("@")[0])
+        raise LookupError(key)
 
     @property
     def url(self) -> str:

@@ -21,7 +21,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel
+from redis.backoff import ExponentialBackoff
 
 __all__ = ["CLUSTER", "SENTINEL", "client_for", "kind", "redacted"]
 
@@ -89,8 +91,12 @@ def client_for(url: str, **kwargs: Any) -> aioredis.Redis:
     hosts = _hosts(parts.netloc, url)
     if layout == CLUSTER:
         nodes = [ClusterNode(host, port) for host, port in hosts]
-        kwargs.pop("retry_on_timeout", None)  # (the cluster client retries by its own rules)
-        cluster: Any = RedisCluster(startup_nodes=nodes, **auth, **tls, **kwargs)
+        kwargs.pop("retry_on_timeout", None)
+        # A few quick retries (a moved slot, a node just gone): a request then fails
+        # within about a second while a failover is under way, rather than waiting
+        # through redis-py's default backoff of several seconds.
+        retry = Retry(ExponentialBackoff(cap=0.25, base=0.05), 2)
+        cluster: Any = RedisCluster(startup_nodes=nodes, retry=retry, **auth, **tls, **kwargs)
         same: aioredis.Redis = cluster  # (it answers every command the stores send)
         return same
     path = [p for p in parts.path.split("/") if p]
