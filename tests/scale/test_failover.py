@@ -28,7 +28,8 @@ from mcpgen import Client, ToolTask
 from mcpgen_types import latest as t
 from tests.scale.harness import balanced, build
 from tests.scale.wire import INITIALIZE, LEGACY, frame, get_stream, open_session_async, settle
-from tests.stores.redis_ha import ClusterLayout, SentinelLayout, command
+from tests.stores.redis_ha import ClusterLayout, Processes, SentinelLayout, command, server_argv
+from tests.stores.redis_server import _free_port
 from tests.transports.httpharness import serve
 
 T = TypeVar("T")
@@ -230,3 +231,24 @@ def test_a_write_the_replica_never_got_is_lost_cleanly() -> None:
                     assert answer(await http.post(url, content=ADD, headers=kept)) == "3"
 
         run(main())
+
+
+def test_a_primary_refusing_writes_without_replicas_answers_503() -> None:
+    """`min-replicas-to-write 1` (narrowing what a failover can lose) and no replica in
+    reach: Redis refuses writes (NOREPLICAS), which mcpgen answers as an outage, 503
+    with a JSON-RPC error, never a 500."""
+    layout = Processes("mcpgen-noreplicas-")
+    port = _free_port()
+    try:
+        argv = [*server_argv(port, layout.node_dir(port)), "--min-replicas-to-write", "1"]
+        layout.spawn(port, argv)
+        app = build(f"redis://127.0.0.1:{port}/0").asgi_app()
+        with serve(app) as (url, _), httpx.Client(timeout=15) as http:
+            refused = http.post(url, content=INITIALIZE, headers=LEGACY)
+            assert refused.status_code == 503, refused.text
+            error = refused.json()["error"]
+            assert error["code"] == -32603 and "NOREPLICAS" in error["message"]
+            command(port, "CONFIG", "SET", "min-replicas-to-write", "0")
+            assert http.post(url, content=INITIALIZE, headers=LEGACY).status_code == 200
+    finally:
+        layout.close()

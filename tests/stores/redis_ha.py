@@ -22,7 +22,7 @@ from collections.abc import Callable
 from tests.conftest import need
 from tests.stores.redis_server import _free_port
 
-__all__ = ["ClusterLayout", "SentinelLayout", "binary", "command"]
+__all__ = ["ClusterLayout", "Processes", "SentinelLayout", "binary", "command", "server_argv"]
 
 SERVICE = "mcpgen-test"
 
@@ -69,7 +69,7 @@ def _wait(check: Callable[[], bool], what: str, seconds: float = 20.0) -> None:
     raise RuntimeError(f"timed out waiting for {what}")
 
 
-class _Processes:
+class Processes:
     def __init__(self, prefix: str) -> None:
         self.dir = tempfile.mkdtemp(prefix=prefix)
         self.processes: dict[int, subprocess.Popen[bytes]] = {}
@@ -101,18 +101,18 @@ class _Processes:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def _server_argv(port: int, where: str) -> list[str]:
+def server_argv(port: int, where: str) -> list[str]:
     argv = [binary("redis-server"), "--port", str(port), "--bind", "127.0.0.1"]
     return [*argv, "--save", "", "--appendonly", "no", "--dir", where]
 
 
-class SentinelLayout(_Processes):
+class SentinelLayout(Processes):
     def __init__(self) -> None:
         super().__init__("mcpgen-sentinel-")
         self.primary, self.replica = _free_port(), _free_port()
         self.sentinels = [_free_port() for _ in range(3)]
-        self.spawn(self.primary, _server_argv(self.primary, self.node_dir(self.primary)))
-        replica = _server_argv(self.replica, self.node_dir(self.replica))
+        self.spawn(self.primary, server_argv(self.primary, self.node_dir(self.primary)))
+        replica = server_argv(self.replica, self.node_dir(self.replica))
         self.spawn(self.replica, [*replica, "--replicaof", "127.0.0.1", str(self.primary)])
         _wait(self._replicating, "the replica's first sync")
         # redis-sentinel is redis-server started in sentinel mode (the same binary)
@@ -151,12 +151,12 @@ class SentinelLayout(_Processes):
         return int(reply.split(b"\r\n")[-2])
 
 
-class ClusterLayout(_Processes):
+class ClusterLayout(Processes):
     def __init__(self, replicas: int = 0) -> None:
         super().__init__("mcpgen-cluster-")
         self.ports = [_cluster_port() for _ in range(3 * (1 + replicas))]
         for port in self.ports:
-            argv = _server_argv(port, self.node_dir(port))
+            argv = server_argv(port, self.node_dir(port))
             argv += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
             self.spawn(port, [*argv, "--cluster-node-timeout", "2000"])
         nodes = [f"127.0.0.1:{port}" for port in self.ports]

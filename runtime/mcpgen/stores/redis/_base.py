@@ -23,6 +23,8 @@ Arg = bytes | str | int | float  # a Lua script argument
 
 SEQUENCE = "bus-seq"  # (under the prefix) the number of the bus's newest message
 
+_REFUSALS = frozenset({"NOREPLICAS", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN"})
+
 DEFAULT_PREFIX = "mcpgen:"
 """What every Redis key and channel name of the stores starts with, unless told otherwise."""
 
@@ -79,4 +81,12 @@ async def guard(url: str) -> AsyncIterator[None]:
     try:
         yield
     except (rex.ConnectionError, rex.TimeoutError, OSError, TimeoutError) as exc:
+        raise StoreUnavailableError(f"redis at {redacted(url)} is unavailable: {exc}") from exc
+    except rex.ResponseError as exc:
+        # Refusals of a Redis that cannot take writes for now (a demoted primary, a
+        # primary without enough replicas, a cluster between masters): unavailable too
+        if not isinstance(exc, rex.ReadOnlyError | rex.ClusterError | rex.TryAgainError):
+            words = str(exc).split()
+            if not _REFUSALS.intersection(words[:1] + words[-12:]):
+                raise
         raise StoreUnavailableError(f"redis at {redacted(url)} is unavailable: {exc}") from exc
