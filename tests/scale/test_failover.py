@@ -27,6 +27,7 @@ import httpx
 from mcpgen import Client, ToolTask
 from mcpgen_types import latest as t
 from tests.scale.harness import balanced, build
+from tests.scale.test_two_workers import sse
 from tests.scale.wire import INITIALIZE, LEGACY, frame, get_stream, open_session_async, settle
 from tests.stores.redis_ha import ClusterLayout, Processes, SentinelLayout, command, server_argv
 from tests.stores.redis_server import _free_port
@@ -51,17 +52,6 @@ def sentinel_workers() -> Iterator[tuple[SentinelLayout, list[str]]]:
             yield layout, urls
     finally:
         layout.close()
-
-
-def sse(body: str) -> list[tuple[str | None, dict[str, Any]]]:
-    out = []
-    for block in body.replace("\r\n", "\n").split("\n\n"):
-        lines = block.split("\n")
-        data = "".join(ln[5:].lstrip() for ln in lines if ln.startswith("data:"))
-        ids = [ln[3:].lstrip() for ln in lines if ln.startswith("id:")]
-        if data:
-            out.append((ids[0] if ids else None, json.loads(data)))
-    return out
 
 
 def answer(response: httpx.Response) -> str:
