@@ -22,7 +22,15 @@ from collections.abc import Callable
 from tests.conftest import need
 from tests.stores.redis_server import _free_port
 
-__all__ = ["ClusterLayout", "Processes", "SentinelLayout", "binary", "command", "server_argv"]
+__all__ = [
+    "ClusterLayout",
+    "Processes",
+    "SentinelLayout",
+    "binary",
+    "command",
+    "replicated",
+    "server_argv",
+]
 
 SERVICE = "mcpgen-test"
 
@@ -55,6 +63,18 @@ def command(port: int, *args: str, timeout: float = 1.0) -> bytes:
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
         sock.sendall(" ".join(args).encode() + b"\r\n")
         return sock.recv(65536)
+
+
+def replicated(port: int, key: str) -> None:
+    """Every write the primary at `port` took so far has reached a replica: a write of
+    `key` (in the slot in question, under a Cluster), then `WAIT 1` on the same
+    connection (a replica applies the stream in order)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=6) as sock:
+        sock.sendall(f"SET {key} 1\r\nWAIT 1 5000\r\n".encode())
+        got = b""
+        while got.count(b"\r\n") < 2:
+            got += sock.recv(256)
+    assert got.split(b"\r\n")[:2] == [b"+OK", b":1"], got
 
 
 def _wait(check: Callable[[], bool], what: str, seconds: float = 20.0) -> None:
@@ -169,6 +189,12 @@ class ClusterLayout(Processes):
             timeout=60,
         )
         _wait(self._ok, "cluster_state:ok")
+        if replicas:
+            _wait(self._synced, "every replica's first sync")
+
+    def _synced(self) -> bool:
+        online = [command(p, "INFO", "replication").count(b"state=online") for p in self.ports]
+        return sum(online) == len(self.ports) - 3
 
     def _ok(self) -> bool:
         return all(b"cluster_state:ok" in command(p, "CLUSTER", "INFO") for p in self.ports)
