@@ -11,6 +11,8 @@
 # $PYTHON, else the checkout's .venv, else python3), --spec SPEC (the server, default
 # examples/everything.py:server). Needs redis-server and nginx (Debian packages);
 # runs as any user: every file it writes lives in its temporary directory.
+# --redis URL uses that Redis (any form mcpgen takes: redis+sentinel://, redis+cluster://)
+# instead of starting one.
 #
 # A protected cluster: the `mcpgen serve` authorization options go to every worker,
 # e.g. --auth-issuer URL --auth-jwks-uri URL (or --auth-introspection URL
@@ -25,6 +27,7 @@ port=8080
 workers=2
 spec="$repo/examples/everything.py:server"
 auth_args=()
+redis_given=""
 resource_given=""
 python="${PYTHON:-}"
 if [[ -z "$python" ]]; then
@@ -37,9 +40,10 @@ while (($#)); do
     --workers) workers="$2"; shift 2 ;;
     --python) python="$2"; shift 2 ;;
     --spec) spec="$2"; shift 2 ;;
+    --redis) redis_given="$2"; shift 2 ;;
     --auth-resource) resource_given=1; auth_args+=("$1" "$2"); shift 2 ;;
     --auth-*) auth_args+=("$1" "$2"); shift 2 ;;
-    -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -113,12 +117,17 @@ wait_port() {  # PORT PID WHAT: until PORT accepts connections, failing if PID e
     done
 }
 
-"$redis_bin" --port "$redis_port" --bind 127.0.0.1 --dir "$tmp" --save '' --appendonly no \
-    --daemonize no --logfile "$tmp/redis.log" &
-pids+=($!)
-wait_port "$redis_port" "${pids[0]}" redis
-
-redis_url="redis://127.0.0.1:$redis_port/0"
+if [[ -n "$redis_given" ]]; then
+    redis_url="$redis_given"
+    sleep infinity &  # (stands for the Redis this script does not run)
+    pids+=($!)
+else
+    "$redis_bin" --port "$redis_port" --bind 127.0.0.1 --dir "$tmp" --save '' --appendonly no \
+        --daemonize no --logfile "$tmp/redis.log" &
+    pids+=($!)
+    wait_port "$redis_port" "${pids[0]}" redis
+    redis_url="redis://127.0.0.1:$redis_port/0"
+fi
 if [[ -z "${MCPGEN_STATE_KEYS:-}" ]]; then
     # One key for all the workers of this run (a real deployment sets its own).
     MCPGEN_STATE_KEYS="$("$python" -c 'import secrets; print(secrets.token_urlsafe(32))')"

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from typing import Any
 
 from tests.conftest import need
 
@@ -84,5 +85,22 @@ def server() -> RedisServer:
     return _server
 
 
+_layout: Any = None  # a `redis_ha` layout, when MCPGEN_TEST_REDIS_LAYOUT names one
+
+
 def redis_url() -> str:
-    return server().url
+    """The test Redis: one server, or, with MCPGEN_TEST_REDIS_LAYOUT=sentinel or
+    cluster, a `redis_ha` layout (the contract tests run against each,
+    `test_ha_contracts.py`)."""
+    global _layout
+    layout = os.environ.get("MCPGEN_TEST_REDIS_LAYOUT", "single")
+    if layout == "single":
+        return server().url
+    if _layout is None:
+        from tests.stores import redis_ha
+
+        made = {"sentinel": redis_ha.SentinelLayout, "cluster": redis_ha.ClusterLayout}[layout]
+        _layout = made()
+        atexit.register(_layout.close)
+    url: str = _layout.url
+    return url
