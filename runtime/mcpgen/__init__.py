@@ -43,9 +43,11 @@ from mcpgen._server._context import (
     sample,
 )
 from mcpgen._server._defs import Header
+from mcpgen._server._middleware import CallNext, Middleware, MiddlewareContext, NotificationContext
 
 __all__ = [
     "CacheHint",
+    "CallNext",
     "CallbackError",
     "Channel",
     "Client",
@@ -60,6 +62,9 @@ __all__ = [
     "InputRequired",
     "LogCallback",
     "McpError",
+    "Middleware",
+    "MiddlewareContext",
+    "NotificationContext",
     "ProgressCallback",
     "ProtocolViolationError",
     "Proxy",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
 
 import msgspec
@@ -23,6 +23,8 @@ from mcpgen._errors import ConfigurationError
 from mcpgen._server import CacheHint, Channel, Registry, ServerCore, Session
 from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, ChangeEvent
 from mcpgen._server._defs import PromptOptions, ResourceOptions, TemplateOptions, ToolOptions
+from mcpgen._server._methods import METHODS
+from mcpgen._server._middleware import Middleware, compose
 from mcpgen._server._scopes import RegistryScopes
 from mcpgen._server._state import Sealer
 from mcpgen.stores import Bus, KeyRing, TaskStore
@@ -77,6 +79,9 @@ class Server:
     request; every worker then needs the same `MCPGEN_STATE_KEYS` (or `state_keys`/`keys`).
     Startup fails with the reason when Redis does not answer. `telemetry=True` (or
     `MCPGEN_OTEL=1`): OpenTelemetry spans and metrics (`mcpgen.telemetry`).
+
+    `middleware`: `mcpgen.Middleware` objects around every request and notification,
+    the first the outermost (`add_middleware` adds more; docs/guide/middleware.md).
     """
 
     def __init__(
@@ -105,6 +110,7 @@ class Server:
         lifespan: LifespanFactory | None = None,
         redis: str | RedisStores | None = None,
         telemetry: bool | None = None,
+        middleware: Sequence[Middleware] = (),
     ) -> None:
         if page_size < 1:
             raise ConfigurationError("page_size must be at least 1")
@@ -142,6 +148,9 @@ class Server:
         # Found by the transports (`lifespan_of`): they hold it while they serve.
         self.lifecycle = None if lifespan is None else Lifespan(lifespan, self, self._entered)
         self._session_type = session_class(telemetry)
+        self._middleware: list[Middleware] = []
+        for m in middleware:
+            self.add_middleware(m)
 
     # -- the core --------------------------------------------------------------------------
     @property
@@ -165,9 +174,28 @@ class Server:
                 task_ttl_ms=self._task_ttl_ms,
                 task_poll_ms=self._task_poll_ms,
                 run_sync=self._threads,
+                methods=METHODS,
             )
             self._core.lifespan = self._lifespan_value
+            self._core.use(compose(self._middleware))
         return self._core
+
+    # -- middleware ------------------------------------------------------------------------
+    @property
+    def middleware(self) -> tuple[Middleware, ...]:
+        """The middleware chain, outermost first (docs/guide/middleware.md)."""
+        return tuple(self._middleware)
+
+    def add_middleware(self, middleware: Middleware) -> None:
+        """Add `middleware` inside those already added (the first added is the outermost).
+        The chains are composed here, once, not per request; a running server serves
+        the next request with the new chain."""
+        if not isinstance(middleware, Middleware):
+            raise ConfigurationError(f"not a Middleware: {middleware!r}")
+        middleware.bind(self)
+        self._middleware.append(middleware)
+        if self._core is not None:
+            self._core.use(compose(self._middleware))
 
     def _entered(self, value: Any) -> None:
         """The lifespan yielded `value` (None: it has exited)."""
@@ -201,7 +229,8 @@ class Server:
     def tool(self, fn: F | None = None, /, **options: Unpack[ToolOptions]) -> F | Callable[[F], F]:
         """Register a tool, as `@server.tool` or `@server.tool(...)`. Options (`ToolOptions`):
         name, title, description, annotations, input_schema (a raw JSON Schema; needs
-        jsonschema-rs), output_schema, icons, meta, task and detach.
+        jsonschema-rs), output_schema, icons, meta, task, detach, scopes, tags and
+        timeout (seconds; enforced by `mcpgen.middleware.Timeouts`).
 
         `task="optional"`: when the request declares the Tasks extension the call runs
         as a task (the client gets a CreateTaskResult at once and polls it); otherwise

@@ -143,6 +143,7 @@ class Call:
         "log_rank",
         "meta",
         "method",
+        "params",
         "principal",
         "progress_token",
         "request_id",
@@ -185,6 +186,7 @@ class Call:
         self.detachable = False  # may still turn into a task (`await ctx.detach()`)
         self.asker: Asker | None = None  # a legacy session's, for awaited input requests
         self.lifespan: Any = None  # the server's lifespan value, set for handlers with a Context
+        self.params: Any = None  # the decoded params, kept where middleware needs them again
 
     def capabilities(self) -> t.ClientCapabilities:
         return msgspec.convert(self.caps, t.ClientCapabilities)

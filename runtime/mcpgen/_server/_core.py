@@ -12,7 +12,8 @@ bus once and hands each event to its listen streams and legacy sessions.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+import functools
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Literal, Protocol, TypeVar
 
 import msgspec
@@ -29,7 +30,7 @@ from mcpgen._protocol import (
 )
 from mcpgen._server._bridge import Loop
 from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, Listener
-from mcpgen._server._call import Call
+from mcpgen._server._call import Call, Channel, Pending
 from mcpgen._server._defs import CompletionDef, PromptDef, ResourceDef, TemplateDef, ToolDef
 from mcpgen._server._state import Sealer
 from mcpgen._server._task_runner import TaskRunner
@@ -83,6 +84,20 @@ class LegacySession(Protocol):
 T = TypeVar("T")
 
 
+class Chains(Protocol):
+    """The middleware chains a core serves through (`_middleware.Chains`): the method
+    table with each handler in its chain, a task's work, client notifications."""
+
+    @property
+    def methods(self) -> Mapping[str, Any]: ...
+
+    def task_step(
+        self, core: ServerCore, call: Call, work: Callable[[], Awaitable[Any]], /
+    ) -> Awaitable[Any]: ...
+
+    def notification(self, receiver: Any, frame: Any, channel: Channel, /) -> Pending: ...
+
+
 class SyncRunner(Protocol):
     """Runs a sync handler away from the event loop (the I/O layer injects one: a
     bounded pool of worker threads). `fn` takes no arguments; `call` is the request
@@ -113,6 +128,7 @@ class ServerCore:
         task_poll_ms: int = 1000,
         loop: Callable[[], Loop] | None = None,
         run_sync: SyncRunner | None = None,
+        methods: Mapping[str, Any],
     ) -> None:
         self.info = info
         # None: sync handlers run inline, on the caller's thread.
@@ -140,11 +156,21 @@ class ServerCore:
             ttl_ms=task_ttl_ms,
             poll_ms=task_poll_ms,
         )
+        # The methods served (name -> `_methods.MethodSpec`): the plain table, or (`use`)
+        # each in its middleware chain.
+        self.plain_methods = self.methods = methods
+        self.chains: Chains | None = None
         self._unsubscribe = self.bus.subscribe(self.deliver)
         self._pages: dict[tuple[str, str, int, frozenset[str] | None], bytes] = {}
         self._discover: bytes | None = None
         self._caps: dict[str, Any] | None = None
         self._features: dict[str, bool] = {}
+
+    def use(self, chains: Chains | None) -> None:
+        """Serve through these middleware chains from now on (None: none)."""
+        self.chains = chains
+        self.methods = self.plain_methods if chains is None else chains.methods
+        self.tasks.step = None if chains is None else functools.partial(chains.task_step, self)
 
     # -- registry snapshots ---------------------------------------------------------------
     def swap(self, registry: Registry, changed: Iterable[str]) -> None:
@@ -251,17 +277,31 @@ class ServerCore:
     ) -> msgspec.Raw:
         """One page of a list, encoded once per (method, revision, offset, the scopes
         a caller lacks when its list leaves features out)."""
-        offset = 0 if cursor is None else self.sealer.open_cursor(method, cursor)
-        if offset > len(items):
-            raise McpError(INVALID_PARAMS, "invalid cursor")
+        offset = self.offset(method, cursor, items)
         key = (method, version, offset, variant)
         cached = self._pages.get(key)
         if cached is None:
-            end = offset + self.page_size
-            next_cursor = self.sealer.cursor(method, end) if end < len(items) else None
-            result = build(items[offset:end], next_cursor)
+            result = self.page_result(method, offset, items, build)
             cached = self._pages[key] = _encode(self.encode_result(method, version, era, result))
         return msgspec.Raw(cached)
+
+    def offset(self, method: str, cursor: str | None, items: list[Any]) -> int:
+        offset = 0 if cursor is None else self.sealer.open_cursor(method, cursor)
+        if offset > len(items):
+            raise McpError(INVALID_PARAMS, "invalid cursor")
+        return offset
+
+    def page_result(
+        self,
+        method: str,
+        offset: int,
+        items: list[Any],
+        build: Callable[[list[Any], str | None], Any],
+    ) -> Any:
+        """The page at `offset` as a result struct (not encoded: middleware sees it)."""
+        end = offset + self.page_size
+        next_cursor = self.sealer.cursor(method, end) if end < len(items) else None
+        return build(items[offset:end], next_cursor)
 
     # -- bus fan-out -------------------------------------------------------------------------
     def deliver(self, event: BusEvent) -> None:

@@ -256,4 +256,5 @@ def task_call(call: Call, channel: Nowhere) -> Call:
     task_call.input_responses = call.input_responses
     task_call.state = call.state
     task_call.lifespan = call.lifespan
+    task_call.params = call.params
     return task_call
