@@ -6,6 +6,7 @@
 MODE:
 - ``none``: no middleware (the path every server without middleware takes).
 - ``passthrough``: one middleware whose ``on_request`` awaits ``call_next`` and returns.
+- ``passthrough-inline``: the same, declared ``inline = True`` (no task of its own).
 - ``passthrough-tool``: one middleware overriding ``on_call_tool`` only, likewise.
 - ``timeouts``, ``ratelimit``, ``cache``, ``sizelimit``, ``logging``, ``visibility``:
   one built-in policy of ``mcpgen.middleware`` (in memory), set so that it never refuses.
@@ -18,7 +19,7 @@ from typing import Any
 
 # ruff: noqa: PLC0415
 
-MODES = ("none", "passthrough", "passthrough-tool", "timeouts", "ratelimit", "cache",
+MODES = ("none", "passthrough", "passthrough-inline", "passthrough-tool", "timeouts", "ratelimit", "cache",
          "sizelimit", "logging", "visibility")  # fmt: skip
 
 
@@ -29,6 +30,9 @@ def middleware(mode: str) -> list[Any]:
         async def on_request(self, ctx: Any, call_next: Any) -> Any:
             return await call_next(ctx)
 
+    class Inline(PassThrough):
+        inline = True
+
     class PassThroughTool(Middleware):
         async def on_call_tool(self, ctx: Any, call_next: Any) -> Any:
             return await call_next(ctx)
@@ -37,6 +41,8 @@ def middleware(mode: str) -> list[Any]:
         return []
     if mode == "passthrough":
         return [PassThrough()]
+    if mode == "passthrough-inline":
+        return [Inline()]
     if mode == "passthrough-tool":
         return [PassThroughTool()]
     from mcpgen import middleware as mw

@@ -84,12 +84,14 @@ class Channel(abc.ABC):
     `spawn` starts async work and returns its handle (for cancellation). `headers`
     holds the request's MCP HTTP headers (lower-case names), or None outside HTTP;
     `principal` names who the transport authenticated, `auth` is the verified bearer
-    token it authenticated with (HTTP with `auth=` configured; None elsewhere).
+    token it authenticated with (HTTP with `auth=` configured; None elsewhere), `peer`
+    the client's network address (HTTP; None elsewhere).
     """
 
     headers: dict[str, str] | None = None
     principal: str | None = None
     auth: AccessToken | None = None
+    peer: str | None = None  # the client's network address, where the transport knows it
 
     @abc.abstractmethod
     def notify(self, frame: bytes) -> None:

@@ -131,8 +131,7 @@ class MiddlewareContext(Generic[P]):
     @property
     def peer(self) -> str | None:
         """The client's network address where the transport knows it."""
-        peer = getattr(self.call.channel, "peer", None)
-        return peer if isinstance(peer, str) else None
+        return self.call.channel.peer
 
     @property
     def session_id(self) -> str | None:
@@ -212,7 +211,14 @@ _Link = Callable[[MiddlewareContext[Any]], Awaitable[Any]]
 
 class Middleware:
     """Override the hooks you need; each default passes the request on unchanged (and
-    costs nothing: a hook left as it is is not in the chain)."""
+    costs nothing: a hook left as it is is not in the chain).
+
+    `inline = True` promises that the hooks need no asyncio task of their own until
+    they wait for something (no `asyncio.timeout`, task group or network client before
+    their first await): a request none of whose middleware waits is then answered
+    without a task, which halves what a middleware costs (docs/performance.md)."""
+
+    inline: bool = False
 
     async def on_request(self, ctx: MiddlewareContext[Any], call_next: CallNext) -> Any:
         return await call_next(ctx)
@@ -297,6 +303,11 @@ def _innermost(method: str, spec: MethodSpec) -> _Link:
     return innermost
 
 
+def _in_chain(m: Middleware, method: str) -> bool:
+    hook = HOOKS.get(method)
+    return _overrides(m, "on_request") or (hook is not None and _overrides(m, hook))
+
+
 def _chain(middleware: Sequence[Middleware], method: str, inner: _Link) -> _Link:
     hook = HOOKS.get(method)
     for m in reversed(middleware):
@@ -307,10 +318,18 @@ def _chain(middleware: Sequence[Middleware], method: str, inner: _Link) -> _Link
     return inner
 
 
-def _handler(chain: _Link, tool_call: bool) -> Any:
-    """The method's handler in the core's table: runs the chain's first step at once,
-    so a chain that never suspends (a sync handler, middleware that does not wait)
-    answers without becoming a task of its own, as it would with no middleware."""
+def _handler(chain: _Link, tool_call: bool, inline: bool) -> Any:
+    """The method's handler in the core's table. When every middleware in the chain is
+    `inline`, it runs the chain's first step at once, so a request that never waits (a
+    sync handler) is answered without an asyncio task of its own, as it would be with
+    no middleware; otherwise the chain runs as pending work, in a task."""
+
+    def pending(core: ServerCore, session: Session, call: Call, params: Any) -> Any:
+        call.params = params
+        return _run(chain, MiddlewareContext(params, call, core, session), tool_call)
+
+    if not inline:
+        return pending
 
     def handler(core: ServerCore, session: Session, call: Call, params: Any) -> Any:
         call.params = params
@@ -378,9 +397,9 @@ class Chains:
             chain = _chain(middleware, name, _innermost(name, spec))
             if name == "tools/call":
                 self.tool_chain = chain
-            self.methods[name] = msgspec.structs.replace(
-                spec, handler=_handler(chain, name == "tools/call")
-            )
+            inline = all(m.inline for m in middleware if _in_chain(m, name))
+            handler = _handler(chain, name == "tools/call", inline)
+            self.methods[name] = msgspec.structs.replace(spec, handler=handler)
         notify: Any = _notified
         for m in reversed(middleware):
             if _overrides(m, "on_notification"):

@@ -295,6 +295,7 @@ class McpAsgiApp:
         session = self.server.session() if found is None else found.core
         channel = _Stream(self, headers, principal)
         channel.auth = scope.get("mcpgen.auth")  # the verified token (`_http_auth`)
+        channel.peer = (scope.get("client") or (None,))[0]  # the client's address, if known
         outcome = session.receive(body, channel)
         extra: list[tuple[bytes, bytes]] = []
         if http_session is not None:
