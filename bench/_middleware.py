@@ -8,6 +8,8 @@ MODE:
 - ``passthrough``: one middleware whose ``on_request`` awaits ``call_next`` and returns.
 - ``passthrough-inline``: the same, declared ``inline = True`` (no task of its own).
 - ``passthrough-tool``: one middleware overriding ``on_call_tool`` only, likewise.
+- ``none-async``, ``timeouts-async``: ``echo`` as an async function (a request with a
+  task of its own), without middleware and with ``Timeouts(default=60.0)`` applied.
 - ``timeouts``, ``ratelimit``, ``cache``, ``sizelimit``, ``logging``, ``visibility``:
   one built-in policy of ``mcpgen.middleware`` (in memory), set so that it never refuses.
 """
@@ -20,7 +22,7 @@ from typing import Any
 # ruff: noqa: PLC0415
 
 MODES = ("none", "passthrough", "passthrough-inline", "passthrough-tool", "timeouts", "ratelimit", "cache",
-         "sizelimit", "logging", "visibility")  # fmt: skip
+         "sizelimit", "logging", "visibility", "none-async", "timeouts-async")  # fmt: skip
 
 
 def middleware(mode: str) -> list[Any]:
@@ -37,7 +39,7 @@ def middleware(mode: str) -> list[Any]:
         async def on_call_tool(self, ctx: Any, call_next: Any) -> Any:
             return await call_next(ctx)
 
-    if mode == "none":
+    if mode in ("none", "none-async"):
         return []
     if mode == "passthrough":
         return [PassThrough()]
@@ -47,7 +49,7 @@ def middleware(mode: str) -> list[Any]:
         return [PassThroughTool()]
     from mcpgen import middleware as mw
 
-    if mode == "timeouts":
+    if mode in ("timeouts", "timeouts-async"):
         return [mw.Timeouts(default=60.0)]
     if mode == "ratelimit":
         return [mw.RateLimit(per_caller=mw.Rate(1e9, burst=1e9))]
@@ -69,9 +71,17 @@ def main() -> None:
     port = int(sys.argv[3]) if len(sys.argv) > 3 else None
     server = Server("bench", "1.0.0", middleware=middleware(mode))
 
-    @server.tool(threaded=False)
-    def echo(text: str) -> str:
-        return text
+    if mode.endswith("-async"):
+
+        @server.tool
+        async def echo(text: str) -> str:
+            return text
+
+    else:
+
+        @server.tool(threaded=False)
+        def echo(text: str) -> str:
+            return text
 
     if port is None:
         server.run()

@@ -410,3 +410,28 @@ def test_a_proxy_with_middleware_passes_each_request_once(era: str) -> None:
 
     asyncio.run(main())
     assert count.steps == [("test_simple_text", "request", 0)] * 2
+
+
+class Quick(Middleware):
+    inline = True
+
+    async def on_request(self, ctx: MiddlewareContext[Any], call_next: CallNext) -> Any:
+        return await call_next(ctx)
+
+
+class Slow(Quick):
+    inline = False
+
+
+@pytest.mark.parametrize(("middleware", "answered_at_once"), [(Quick, True), (Slow, False)])
+def test_an_inline_chain_answers_a_sync_handler_without_a_task(
+    middleware: type[Middleware], answered_at_once: bool
+) -> None:
+    server = features(Server("mw", middleware=[middleware()]))
+    outcome = server.session().receive(
+        request(1, "tools/call", {"name": "echo", "arguments": {"text": "x"}}), Recorder()
+    )
+    assert isinstance(outcome, bytes) is answered_at_once
+    if not answered_at_once:
+        assert isinstance(outcome, Pending)
+        assert b'"x"' in (asyncio.run(outcome.coro) or b"")  # type: ignore[arg-type]

@@ -72,7 +72,7 @@ class MiddlewareContext(Generic[P]):
     client's rounds are requests of their own). `state` is a dict for middleware to
     pass things along the chain."""
 
-    __slots__ = ("_session", "call", "core", "params", "state", "step", "work")
+    __slots__ = ("_session", "call", "core", "inline", "params", "state", "step", "work")
 
     def __init__(
         self,
@@ -90,6 +90,15 @@ class MiddlewareContext(Generic[P]):
         self.step = step
         self.work = work
         self.state: dict[str, Any] = {}
+        self.inline = False  # running the chain's first step, before any task of its own
+
+    async def own_task(self) -> None:
+        """Make sure what follows runs in this request's own asyncio task: in the first
+        step of an inline chain (see `Middleware.inline`) the code runs on the caller's
+        stack, maybe in another request's task, so `asyncio.timeout` or a task group
+        would act on the wrong task. Costs nothing once the chain runs in its task."""
+        if self.inline:
+            await _YIELD
 
     @property
     def method(self) -> str:
@@ -162,6 +171,18 @@ class MiddlewareContext(Generic[P]):
         return self.core.registry.tools.get(getattr(self.params, "name", ""))
 
 
+class _Yield:
+    """One bare yield to whoever drives the coroutine (as `asyncio.sleep(0)` does)."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[None, None, None]:
+        yield
+
+
+_YIELD = _Yield()
+
+
 class NotificationContext:
     """A notification from the client: its method and params (as builtins), where it
     came from. `call_next(ctx)` lets the core act on it; not calling it drops it."""
@@ -213,10 +234,10 @@ class Middleware:
     """Override the hooks you need; each default passes the request on unchanged (and
     costs nothing: a hook left as it is is not in the chain).
 
-    `inline = True` promises that the hooks need no asyncio task of their own until
-    they wait for something (no `asyncio.timeout`, task group or network client before
-    their first await): a request none of whose middleware waits is then answered
-    without a task, which halves what a middleware costs (docs/performance.md)."""
+    `inline = True` promises that the hooks need no asyncio task of their own before
+    they wait for something, or `await ctx.own_task()` first (before `asyncio.timeout`,
+    a task group or a network client): a request none of whose middleware waits is
+    then answered without a task, which costs far less (docs/performance.md)."""
 
     inline: bool = False
 
@@ -333,13 +354,17 @@ def _handler(chain: _Link, tool_call: bool, inline: bool) -> Any:
 
     def handler(core: ServerCore, session: Session, call: Call, params: Any) -> Any:
         call.params = params
-        coro = _run(chain, MiddlewareContext(params, call, core, session), tool_call)
+        ctx = MiddlewareContext(params, call, core, session)
+        ctx.inline = True
+        coro = _run(chain, ctx, tool_call)
         try:
             step = coro.send(None)
         except StopIteration as stop:
             return stop.value
         except InputPending as pending:  # an await-style round, as `Session._await` ends one
             return awaited_round(pending)
+        finally:
+            ctx.inline = False
         return _resume(coro, step)
 
     return handler

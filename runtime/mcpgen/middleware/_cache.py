@@ -65,10 +65,15 @@ class ResponseCache(Middleware):
         self.hits = self.misses = 0
         self._core: ServerCore | None = None
         self._pending: set[asyncio.Future[None]] = set()  # invalidations under way
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def _attach(self, core: ServerCore) -> None:
         """On the first request: follow the core's change events, emit the hints."""
         self._core = core
+        try:
+            self._loop = asyncio.get_running_loop()
+        except RuntimeError:  # driven without a loop (a test): nothing to invalidate on
+            self._loop = None
         core.bus.subscribe(self._changed)
         for method in self.methods:
             hint = core.cache.get(method)
@@ -85,10 +90,13 @@ class ResponseCache(Middleware):
             store = self.store
             if isinstance(store, InMemoryResponseStore):
                 store.drop(group)
-            else:
-                task = asyncio.ensure_future(store.invalidate(group))
-                self._pending.add(task)
-                task.add_done_callback(self._pending.discard)
+            elif self._loop is not None:  # from any thread (a sync handler's, maybe)
+                self._loop.call_soon_threadsafe(self._invalidate, group)
+
+    def _invalidate(self, group: str) -> None:
+        task = asyncio.ensure_future(self.store.invalidate(group))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
 
     def cacheable(self, ctx: MiddlewareContext[Any]) -> bool:
         if ctx.method not in self.methods or ctx.step != "request":

@@ -35,7 +35,8 @@ class Timeouts(Middleware):
     error. A sync handler running in a worker thread cannot be interrupted: the
     request ends at the limit, the thread runs on until the function returns, and its
     result is dropped (logged as a warning). A sync tool registered with
-    `threaded=False` blocks the event loop and cannot be stopped at all."""
+    `threaded=False` blocks the event loop and cannot be stopped at all: it gets no
+    limit."""
 
     def __init__(
         self,
@@ -48,20 +49,28 @@ class Timeouts(Middleware):
         self.task = _seconds(task, "task")
         self.methods = {m: _seconds(v, f"methods[{m!r}]") for m, v in (methods or {}).items()}
 
+    # Inline: a request with no limit, or one nothing can interrupt, passes without a
+    # task; the others wait one loop turn for the task their time limit needs.
+    inline = True
+
     def limit(self, ctx: MiddlewareContext[Any]) -> float | None:
         """The limit of this request or task run, in seconds (None: none)."""
         if ctx.step == "task":
             return self.task
         if ctx.method == "tools/call":
             tool = ctx.tool()
-            if tool is not None and tool.timeout is not None:
-                return float(tool.timeout)
+            if tool is not None:
+                if not tool.is_async and not tool.threaded and tool.task is None:
+                    return None  # runs on the loop's thread: nothing could stop it
+                if tool.timeout is not None:
+                    return float(tool.timeout)
         return self.methods.get(ctx.method, self.default)
 
     async def on_request(self, ctx: MiddlewareContext[Any], call_next: CallNext) -> Any:
         limit = self.limit(ctx)
         if limit is None:
             return await call_next(ctx)
+        await ctx.own_task()  # the timeout cancels this request's task, not another
         scope = asyncio.timeout(limit)
         try:
             async with scope:
