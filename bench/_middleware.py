@@ -21,8 +21,20 @@ from typing import Any
 
 # ruff: noqa: PLC0415
 
-MODES = ("none", "passthrough", "passthrough-inline", "passthrough-tool", "timeouts", "ratelimit", "cache",
-         "sizelimit", "logging", "visibility", "none-async", "timeouts-async")  # fmt: skip
+MODES = (
+    "none",
+    "passthrough",
+    "passthrough-inline",
+    "passthrough-tool",
+    "timeouts",
+    "ratelimit",
+    "cache",
+    "sizelimit",
+    "logging",
+    "visibility",
+    "none-async",
+    "timeouts-async",
+)
 
 
 def middleware(mode: str) -> list[Any]:

@@ -200,8 +200,7 @@ def test_two_workers_on_redis_share_one_limit() -> None:
                     await client.call_tool("ping")
                     admitted.append(True)
                 except McpError as exc:
-                    assert exc.code == RATE_LIMITED
-                    admitted.append(False)
+                    admitted.append(exc.code != RATE_LIMITED)
         return admitted
 
     assert asyncio.run(main()) == [True, True, True, False, False, False]
@@ -254,13 +253,15 @@ def test_workers_on_redis_share_one_cache_and_its_invalidation() -> None:
     a, b = worker(), worker()
 
     async def main() -> list[str]:
-        async with Client.memory(a, era="modern", cache=False) as ca:
-            async with Client.memory(b, era="modern", cache=False) as cb:
-                seen = [text(await ca.call_tool("count")), text(await cb.call_tool("count"))]
-                await cb.call_tool("bump")  # b's change event invalidates for both
-                await asyncio.sleep(0.3)
-                seen.append(text(await ca.call_tool("count")))
-                return seen
+        async with (
+            Client.memory(a, era="modern", cache=False) as ca,
+            Client.memory(b, era="modern", cache=False) as cb,
+        ):
+            seen = [text(await ca.call_tool("count")), text(await cb.call_tool("count"))]
+            await cb.call_tool("bump")  # b's change event invalidates for both
+            await asyncio.sleep(0.3)
+            seen.append(text(await ca.call_tool("count")))
+            return seen
 
     assert asyncio.run(main()) == ["1", "1", "2"]
 
@@ -314,19 +315,21 @@ def test_a_predicate_and_run_time_switches_with_list_changed() -> None:
     server = visible_server(visibility)
 
     async def main() -> tuple[list[str], list[str], list[str], list[str]]:
-        async with Client.memory(server, era="legacy", name="trusted") as trusted:
-            async with Client.memory(server, era="legacy", name="other") as other:
-                prompts = [p.name for p in await trusted.list_prompts()]
-                hidden = [p.name for p in await other.list_prompts()]
-                with pytest.raises(McpError):
-                    await other.get_prompt("draft")
-                heard: list[str] = []
-                listener = asyncio.ensure_future(_first_change(trusted, heard))
-                await asyncio.sleep(0.2)
-                visibility.disable("tool", "look")
-                await asyncio.wait_for(listener, 5)
-                tools = [tool.name for tool in await trusted.list_tools(refresh=True)]
-                return prompts, hidden, heard, tools
+        async with (
+            Client.memory(server, era="legacy", name="trusted") as trusted,
+            Client.memory(server, era="legacy", name="other") as other,
+        ):
+            prompts = [p.name for p in await trusted.list_prompts()]
+            hidden = [p.name for p in await other.list_prompts()]
+            with pytest.raises(McpError):
+                await other.get_prompt("draft")
+            heard: list[str] = []
+            listener = asyncio.ensure_future(_first_change(trusted, heard))
+            await asyncio.sleep(0.2)
+            visibility.disable("tool", "look")
+            await asyncio.wait_for(listener, 5)
+            tools = [tool.name for tool in await trusted.list_tools(refresh=True)]
+            return prompts, hidden, heard, tools
 
     prompts, hidden, heard, tools = asyncio.run(main())
     assert prompts == ["draft"] and hidden == []

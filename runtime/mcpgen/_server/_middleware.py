@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from types import CoroutineType
 from typing import TYPE_CHECKING, Any, Final, Generic, Protocol, TypeVar
 
@@ -28,6 +28,7 @@ from mcpgen import _jsonrpc as rpc
 from mcpgen._errors import ToolError
 from mcpgen._server._awaits import InputPending
 from mcpgen._server._call import Call, Channel, Pending
+from mcpgen._server._drive import YIELD, resume
 from mcpgen._server._methods import METHODS, TYPED_LISTS, MethodSpec
 from mcpgen._server._mrtr import awaited_round
 from mcpgen_types import latest as t
@@ -98,7 +99,7 @@ class MiddlewareContext(Generic[P]):
         stack, maybe in another request's task, so `asyncio.timeout` or a task group
         would act on the wrong task. Costs nothing once the chain runs in its task."""
         if self.inline:
-            await _YIELD
+            await YIELD
 
     @property
     def method(self) -> str:
@@ -169,18 +170,6 @@ class MiddlewareContext(Generic[P]):
         """The registered tool a `tools/call` names (its `definition`, `scopes`,
         `timeout`, `tags` ...), or None."""
         return self.core.registry.tools.get(getattr(self.params, "name", ""))
-
-
-class _Yield:
-    """One bare yield to whoever drives the coroutine (as `asyncio.sleep(0)` does)."""
-
-    __slots__ = ()
-
-    def __await__(self) -> Generator[None, None, None]:
-        yield
-
-
-_YIELD = _Yield()
 
 
 class NotificationContext:
@@ -365,41 +354,9 @@ def _handler(chain: _Link, tool_call: bool, inline: bool) -> Any:
             return awaited_round(pending)
         finally:
             ctx.inline = False
-        return _resume(coro, step)
+        return resume(coro, step)
 
     return handler
-
-
-class _Resume:
-    """Drive on a coroutine already stepped once, from the step it yielded."""
-
-    __slots__ = ("coro", "step")
-
-    def __init__(self, coro: Coroutine[Any, Any, Any], step: Any) -> None:
-        self.coro, self.step = coro, step
-
-    def __await__(self) -> Generator[Any, Any, Any]:
-        coro, step = self.coro, self.step
-        while True:
-            try:
-                value = yield step
-            except GeneratorExit:
-                coro.close()
-                raise
-            except BaseException as exc:  # cancellation included: the chain sees it
-                try:
-                    step = coro.throw(exc)
-                except StopIteration as stop:
-                    return stop.value
-                continue
-            try:
-                step = coro.send(value)
-            except StopIteration as stop:
-                return stop.value
-
-
-async def _resume(coro: Coroutine[Any, Any, Any], step: Any) -> Any:
-    return await _Resume(coro, step)
 
 
 async def _run(chain: _Link, ctx: MiddlewareContext[Any], tool_call: bool) -> Any:
