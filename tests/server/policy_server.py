@@ -9,6 +9,7 @@ HTTP: `python policy_server.py` (stdio) or `python policy_server.py PORT` (HTTP)
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 import time
 from typing import Any
@@ -107,6 +108,9 @@ def build(**stores: Any) -> tuple[Server, dict[str, int]]:
 
 
 if __name__ == "__main__":
+    # The request log on stderr (the HTTP test reads it from the server's log file).
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(name)s %(message)s")
+    logging.getLogger("mcpgen.requests").setLevel(logging.INFO)
     policies, _ = build()
     if len(sys.argv) > 1:
         policies.run("http", port=int(sys.argv[1]))

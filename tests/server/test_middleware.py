@@ -427,11 +427,54 @@ class Slow(Quick):
 def test_an_inline_chain_answers_a_sync_handler_without_a_task(
     middleware: type[Middleware], answered_at_once: bool
 ) -> None:
-    server = features(Server("mw", middleware=[middleware()]))
+    server = features(Server("mw", sync_workers=0, middleware=[middleware()]))
     outcome = server.session().receive(
         request(1, "tools/call", {"name": "echo", "arguments": {"text": "x"}}), Recorder()
     )
     assert isinstance(outcome, bytes) is answered_at_once
-    if not answered_at_once:
+    if answered_at_once:
+        assert b'"text":"x"' in outcome  # type: ignore[operator]
+    else:
         assert isinstance(outcome, Pending)
         assert b'"x"' in (asyncio.run(outcome.coro) or b"")  # type: ignore[arg-type]
+
+
+class Look(Middleware):
+    inline = True
+
+    def __init__(self) -> None:
+        self.seen: dict[str, Any] = {}
+
+    async def on_request(self, ctx: MiddlewareContext[Any], call_next: CallNext) -> Any:
+        self.seen = {
+            "headers": ctx.headers,
+            "principal": ctx.principal,
+            "peer": ctx.peer,
+            "era": ctx.era,
+            "version": ctx.version,
+            "request_id": ctx.request_id,
+            "client": None if ctx.client_info is None else ctx.client_info.name,
+            "scopes": ctx.scopes,
+        }
+        return await call_next(ctx)
+
+
+def test_the_context_carries_what_the_transport_knows() -> None:
+    look = Look()
+    server = features(Server("mw", sync_workers=0, middleware=[look]))
+    headers = {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "echo"}
+    channel = Recorder(headers=headers, principal="ada")
+    channel.peer = "10.0.0.7"
+    line = request(7, "tools/call", {"name": "echo", "arguments": {"text": "x"}})
+    outcome = server.session().receive(line, channel)
+    assert isinstance(outcome, bytes) and b'"text":"x"' in outcome
+    assert look.seen == {
+        "headers": headers,
+        "principal": "ada",
+        "peer": "10.0.0.7",
+        "era": "modern",
+        "version": "2026-07-28",
+        "request_id": 7,
+        "client": "test",
+        "scopes": frozenset(),
+    }

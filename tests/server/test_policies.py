@@ -109,3 +109,8 @@ def test_every_policy_holds_on_every_transport_in_both_eras(
 
     with serving(transport, tmp_path) as url:
         asyncio.run(main(url))
+    if transport == "http":  # the request log, one record per request, on the server's stderr
+        log = (tmp_path / "log").read_text()
+        assert f"mcpgen.requests method=tools/call era={era}" in log
+        assert "outcome=error -32001 target=quick" in log
+        assert "outcome=error -32029 target=limited" in log

@@ -147,7 +147,7 @@ def test_a_task_has_its_own_limit() -> None:
 
 # -- rate limits ------------------------------------------------------------------------------
 def counted_server(limit: RateLimit) -> Server:
-    server = Server("r", middleware=[limit])
+    server = Server("r", sync_workers=0, middleware=[limit])
 
     @server.tool
     def ping() -> str:
@@ -164,6 +164,8 @@ def call(server: Server, principal: str | None, rid: int = 1) -> dict[str, Any]:
     outcome = server.session().receive(request(rid, "tools/call", {"name": "ping"}), channel)
     assert isinstance(outcome, bytes)  # in-memory buckets: answered inline
     reply: dict[str, Any] = json.loads(outcome)
+    if "result" in reply:
+        assert reply["result"]["content"] == [{"type": "text", "text": "pong"}]
     return reply
 
 
@@ -268,7 +270,7 @@ def test_workers_on_redis_share_one_cache_and_its_invalidation() -> None:
 
 # -- visibility -------------------------------------------------------------------------------
 def visible_server(visibility: Visibility) -> Server:
-    server = Server("v", middleware=[visibility])
+    server = Server("v", sync_workers=0, middleware=[visibility])
 
     @server.tool(scopes=["admin"])
     def wipe() -> str:
@@ -303,7 +305,8 @@ def test_features_a_token_may_not_use_are_hidden_and_refused() -> None:
     assert refused["error"] == {"code": -32602, "message": "unknown tool: 'wipe'"}
     listed = session_call(server, "tools/list", {}, {"admin"})["result"]["tools"]
     assert sorted(tool["name"] for tool in listed) == ["look", "wipe"]
-    assert session_call(server, "tools/call", {"name": "wipe"}, {"admin"})["result"]
+    wiped = session_call(server, "tools/call", {"name": "wipe"}, {"admin"})["result"]
+    assert wiped["content"] == [{"type": "text", "text": "wiped"}]
 
 
 def test_a_predicate_and_run_time_switches_with_list_changed() -> None:
