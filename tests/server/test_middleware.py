@@ -21,6 +21,7 @@ from mcpgen import (
     Proxy,
     Server,
     ToolError,
+    TransportTimeoutError,
     elicit_form,
 )
 from mcpgen._server import Pending
@@ -478,3 +479,30 @@ def test_the_context_carries_what_the_transport_knows() -> None:
         "client": "test",
         "scopes": frozenset(),
     }
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_cancelled_request_cancels_the_handler_inside_the_chain(era: str) -> None:
+    cancelled: list[str] = []
+    server = Server("mw", middleware=[Trace("t", [])])
+
+    @server.tool
+    async def slow() -> str:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled.append("handler")
+            raise
+        return "late"
+
+    async def main() -> None:
+        async with Client.memory(server, era=era, timeout=0.3) as client:  # type: ignore[arg-type]
+            with pytest.raises(TransportTimeoutError):
+                await client.call_tool("slow")
+            for _ in range(50):  # the cancellation notification passes the chain too
+                if cancelled:
+                    break
+                await asyncio.sleep(0.05)
+
+    asyncio.run(main())
+    assert cancelled == ["handler"]
