@@ -71,24 +71,30 @@ class RateLimit(Middleware):
         self.key = key
         self.store: RateLimitStore = store if store is not None else InMemoryRateLimitStore()
         self.prefix = prefix
+        # The buckets every request (of the tool) shares, made once.
+        self._global = (
+            () if global_ is None else (Bucket(prefix + "g", global_.per_second, global_.capacity),)
+        )
+        self._tools = {
+            name: Bucket(f"{prefix}t:{name}", rate.per_second, rate.capacity)
+            for name, rate in self.per_tool.items()
+        }
         # Inline (no task of its own) while the buckets are in memory: nothing waits.
         self.inline = isinstance(self.store, InMemoryRateLimitStore)
 
     def buckets(self, ctx: MiddlewareContext[Any]) -> list[Bucket]:
         """The buckets this request takes a token from."""
-        found: list[Bucket] = []
+        found = list(self._global)
         p = self.prefix
-        if self.global_ is not None:
-            found.append(Bucket(p + "g", self.global_.per_second, self.global_.capacity))
         caller = self.key(ctx) if self.per_caller or self.per_caller_tool else ""
         if self.per_caller is not None:
             rate = self.per_caller
             found.append(Bucket(f"{p}c:{caller}", rate.per_second, rate.capacity))
         if ctx.method == "tools/call":
             name = ctx.params.name
-            tool_rate = self.per_tool.get(name)
-            if tool_rate is not None:
-                found.append(Bucket(f"{p}t:{name}", tool_rate.per_second, tool_rate.capacity))
+            tool_bucket = self._tools.get(name)
+            if tool_bucket is not None:
+                found.append(tool_bucket)
             if self.per_caller_tool is not None:
                 rate = self.per_caller_tool
                 found.append(Bucket(f"{p}ct:{caller}:{name}", rate.per_second, rate.capacity))
