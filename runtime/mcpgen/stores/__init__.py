@@ -1,6 +1,6 @@
 """Where shared server state lives: the interfaces (`SessionStore`, `Bus`, `TaskStore`,
-`EventStore`, `KeyRing`, and the policies' `RateLimitStore` and `ResponseStore`) and
-their in-memory implementations.
+`EventStore`, `KeyRing`, `ReplayCache`, and the policies' `RateLimitStore` and
+`ResponseStore`) and their in-memory implementations.
 
 A deployment with several workers plugs shared implementations of the same interfaces
 in; `tests/stores/` holds the contract every implementation passes. This package knows
@@ -29,6 +29,7 @@ from mcpgen.stores._interfaces import (
 )
 from mcpgen.stores._keys import InMemoryKeyRing
 from mcpgen.stores._limits import Bucket, InMemoryRateLimitStore, RateLimitStore
+from mcpgen.stores._replay import InMemoryReplayCache, ReplayCache
 from mcpgen.stores._responses import InMemoryResponseStore, ResponseStore
 from mcpgen.stores._sessions import InMemorySessionStore
 from mcpgen.stores._tasks import InMemoryTaskStore
@@ -43,12 +44,14 @@ __all__ = [
     "InMemoryEventStore",
     "InMemoryKeyRing",
     "InMemoryRateLimitStore",
+    "InMemoryReplayCache",
     "InMemoryResponseStore",
     "InMemorySessionStore",
     "InMemoryTaskStore",
     "KeyRing",
     "RateLimitStore",
     "Replay",
+    "ReplayCache",
     "ReplyEvent",
     "ResponseStore",
     "SessionState",
