@@ -24,10 +24,12 @@ from mcpgen._server import CacheHint, Channel, Registry, ServerCore, Session
 from mcpgen._server._apps import APP_MIME_TYPE, UI_EXTENSION, AppSource, app_reader
 from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, ChangeEvent
 from mcpgen._server._defs import PromptOptions, ResourceOptions, TemplateOptions, ToolOptions
-from mcpgen._server._methods import METHODS
-from mcpgen._server._middleware import Middleware, compose
+from mcpgen._server._methods import METHODS, read_own
+from mcpgen._server._middleware import Middleware, adopted, compose
 from mcpgen._server._scopes import RegistryScopes
 from mcpgen._server._state import Sealer
+from mcpgen._server_side._mount import Watcher, holding, imported, mounting
+from mcpgen._server_side._transform import TransformOptions, with_transformed
 from mcpgen.stores import Bus, KeyRing, TaskStore
 from mcpgen.telemetry import session_class
 from mcpgen.transports._lifespan import Lifespan, LifespanFactory
@@ -81,9 +83,7 @@ class Server:
     request; every worker then needs the same `MCPGEN_STATE_KEYS` (or `state_keys`/`keys`).
     Startup fails with the reason when Redis does not answer. `telemetry=True` (or
     `MCPGEN_OTEL=1`): OpenTelemetry spans and metrics (`mcpgen.telemetry`).
-
-    `middleware`: `mcpgen.Middleware` objects around every request and notification,
-    the first the outermost (`add_middleware` adds more; docs/guide/middleware.md).
+    `middleware`: around every request, the first outermost (docs/guide/middleware.md).
     """
 
     def __init__(
@@ -150,9 +150,8 @@ class Server:
         # Found by the transports (`lifespan_of`): they hold it while they serve.
         self.lifecycle = None if lifespan is None else Lifespan(lifespan, self, self._entered)
         self._session_type = session_class(telemetry)
-        self._middleware: list[Middleware] = []
-        for m in middleware:
-            self.add_middleware(m)
+        self._middleware = [adopted(m, self) for m in middleware]
+        self._watchers: list[Watcher] = []  # the servers this one is mounted in
 
     # -- the core --------------------------------------------------------------------------
     @property
@@ -177,26 +176,16 @@ class Server:
                 task_poll_ms=self._task_poll_ms,
                 run_sync=self._threads,
                 methods=METHODS,
+                read=read_own,
             )
             self._core.lifespan = self._lifespan_value
             self._core.use(compose(self._middleware))
         return self._core
 
-    # -- middleware ------------------------------------------------------------------------
-    @property
-    def middleware(self) -> tuple[Middleware, ...]:
-        """The middleware chain, outermost first (docs/guide/middleware.md)."""
-        return tuple(self._middleware)
-
     def add_middleware(self, middleware: Middleware) -> None:
-        """Add `middleware` inside those already added (the first added is the outermost).
-        The chains are composed here, once, not per request; a running server serves
-        the next request with the new chain."""
-        if not isinstance(middleware, Middleware):
-            raise ConfigurationError(f"not a Middleware: {middleware!r}")
-        middleware.bind(self)
-        self._middleware.append(middleware)
-        if self._core is not None:
+        """Add `middleware` inside those added before (docs/guide/middleware.md)."""
+        self._middleware.append(adopted(middleware, self))
+        if self._core is not None:  # composed here, once; the next request uses it
             self._core.use(compose(self._middleware))
 
     def _entered(self, value: Any) -> None:
@@ -218,7 +207,13 @@ class Server:
         self._swap(kind, msgspec.structs.replace(self._registry, **changes))
 
     def _swap(self, kind: str, registry: Registry) -> None:
-        self._registry = registry
+        previous, self._registry = self._registry, registry
+        try:
+            for watcher in self._watchers:  # mounted: the parents serve the change too
+                watcher.changed(kind)
+        except ConfigurationError:
+            self._registry = previous  # a name a parent already serves: nothing changes
+            raise
         if self._core is not None:  # serving: swap the snapshot, tell listeners
             self._core.swap(registry, [kind])
 
@@ -231,8 +226,7 @@ class Server:
     def tool(self, fn: F | None = None, /, **options: Unpack[ToolOptions]) -> F | Callable[[F], F]:
         """Register a tool, as `@server.tool` or `@server.tool(...)`. Options (`ToolOptions`):
         name, title, description, annotations, input_schema (a raw JSON Schema; needs
-        jsonschema-rs), output_schema, icons, meta, task, detach, scopes, tags and
-        timeout (seconds; enforced by `mcpgen.middleware.Timeouts`).
+        jsonschema-rs), output_schema, icons, meta, task, detach, tags, timeout (seconds).
 
         `task="optional"`: when the request declares the Tasks extension the call runs
         as a task (the client gets a CreateTaskResult at once and polls it); otherwise
@@ -358,6 +352,35 @@ class Server:
     # -- change notifications ------------------------------------------------------------------
     def _publish(self, event: ChangeEvent) -> None:
         self.core.bus.publish(event)
+        for watcher in self._watchers:
+            watcher.published(event)
+
+    # -- composition (docs/guide/composition.md) --------------------------------------------------
+    def mount(self, server: Server, namespace: str | None = None) -> None:
+        """Serve `server`'s features from this one, live, as `namespace_name` and
+        `scheme://namespace/rest`, its lifespan entered with this one's; a name or URI
+        taken raises ConfigurationError (docs/guide/composition.md)."""
+        mounted, registry = mounting(self, server, namespace)
+        self._swap_all(registry)
+        server._watchers.append(mounted)
+        if server.lifecycle is not None:
+            self.lifecycle = holding(self.lifecycle, server.lifecycle, self, self._entered)
+
+    def import_server(self, server: Server, namespace: str | None = None) -> None:
+        """Copy `server`'s entries into this one once, renamed as `mount` does; later
+        changes to `server` are not seen, and its lifespan is not entered."""
+        self._swap_all(imported(self, server, namespace))
+
+    def _swap_all(self, registry: Registry) -> None:
+        for kind in (TOOLS, PROMPTS, RESOURCES):  # one snapshot, each list announced
+            self._swap(kind, registry)
+
+    def add_transformed_tool(
+        self, source: str, name: str, *, replace: bool = False, **changes: Unpack[TransformOptions]
+    ) -> None:
+        """Register the tool `name` made from the tool `source` (`TransformOptions`: title,
+        description, rename, describe, hide, result); `replace=True` removes `source`."""
+        self._swap(TOOLS, with_transformed(self._registry, source, name, replace, **changes))
 
     def notify_tools_changed(self) -> None:
         self._publish(ChangeEvent(TOOLS))

@@ -31,6 +31,7 @@ from mcpgen._api_options import ClientOptions
 from mcpgen._api_tasks import DEFAULT_TASK_TIMEOUT, Tasks, ToolTask
 from mcpgen._client import ClientCore, VerdictCache, shared_verdicts
 from mcpgen._client._cache import ResultCache
+from mcpgen._client_side._middleware import ClientMiddleware, RetryPolicy, install
 from mcpgen._connection import Connection, Era, Note
 from mcpgen._errors import ConfigurationError, McpError
 from mcpgen._listen import changes
@@ -57,6 +58,8 @@ class Client:
     `extensions`: extensions this application handles, declared in the client's
     capabilities; `apps=True` declares MCP Apps (`io.modelcontextprotocol/ui`): the
     application renders apps (`read_app`), so servers may link tools to them.
+    `timeout`: seconds per request (each call may pass its own), then `RequestTimeoutError`;
+    `middleware` (first outermost) and `retry` (a `RetryPolicy`): docs/guide/clients.md.
     """
 
     def __init__(
@@ -80,6 +83,8 @@ class Client:
         telemetry: bool | None = None,
         extensions: Mapping[str, Mapping[str, Any]] | None = None,
         apps: bool = False,
+        middleware: Sequence[ClientMiddleware] = (),
+        retry: RetryPolicy | None = None,
     ) -> None:
         self.callbacks = cb.Callbacks(
             on_elicitation=on_elicitation,
@@ -115,6 +120,14 @@ class Client:
         self.connection.refresh_tools = self._refresh_tools
         self.tasks = Tasks(self.connection, self.callbacks)
         instrument_client(self.connection, telemetry)  # a no-op unless telemetry is on
+        self.middleware: list[ClientMiddleware] = list(middleware)
+        self._hooked = install(self.connection, self.middleware, retry)
+
+    def add_middleware(self, middleware: ClientMiddleware) -> None:
+        """Add `middleware` around every later request, inside those added before it."""
+        self.middleware.append(middleware)
+        if not self._hooked:
+            self._hooked = install(self.connection, self.middleware, None)
 
     # -- construction -----------------------------------------------------------------------------
     @classmethod
@@ -264,14 +277,26 @@ class Client:
         await self.list_tools(refresh=True)
 
     async def _pages(
-        self, method: str, field: str, cursor: str | None, all_pages: bool, refresh: bool
+        self,
+        method: str,
+        field: str,
+        cursor: str | None,
+        all_pages: bool,
+        refresh: bool,
+        timeout: float | None = None,
     ) -> list[Any]:
-        return await pages(self.cache, self.request, method, field, cursor, all_pages, refresh)
+        request = functools.partial(self.request, timeout=timeout)  # per page
+        return await pages(self.cache, request, method, field, cursor, all_pages, refresh)
 
     async def list_tools(
-        self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
+        self,
+        cursor: str | None = None,
+        *,
+        all_pages: bool = True,
+        refresh: bool = False,
+        timeout: float | None = None,
     ) -> list[t.Tool]:
-        tools = await self._pages("tools/list", "tools", cursor, all_pages, refresh)
+        tools = await self._pages("tools/list", "tools", cursor, all_pages, refresh, timeout)
         return header_checked(self.connection, tools) if self.link.http else tools
 
     @overload
@@ -329,18 +354,30 @@ class Client:
         return cast(t.CallToolResult, result)
 
     async def list_resources(
-        self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
+        self,
+        cursor: str | None = None,
+        *,
+        all_pages: bool = True,
+        refresh: bool = False,
+        timeout: float | None = None,
     ) -> list[t.Resource]:
-        return await self._pages("resources/list", "resources", cursor, all_pages, refresh)
+        return await self._pages("resources/list", "resources", cursor, all_pages, refresh, timeout)
 
     async def list_resource_templates(
-        self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
+        self,
+        cursor: str | None = None,
+        *,
+        all_pages: bool = True,
+        refresh: bool = False,
+        timeout: float | None = None,
     ) -> list[t.ResourceTemplate]:
         method, field = "resources/templates/list", "resource_templates"
-        return await self._pages(method, field, cursor, all_pages, refresh)
+        return await self._pages(method, field, cursor, all_pages, refresh, timeout)
 
-    async def read_resource(self, uri: str, *, refresh: bool = False) -> t.ReadResourceResult:
-        fetch = functools.partial(self.request, "resources/read", {"uri": uri})
+    async def read_resource(
+        self, uri: str, *, refresh: bool = False, timeout: float | None = None
+    ) -> t.ReadResourceResult:
+        fetch = functools.partial(self.request, "resources/read", {"uri": uri}, timeout=timeout)
         read = await cached(self.cache, ("resources/read", uri), fetch, refresh)
         return cast(t.ReadResourceResult, read)
 
@@ -350,27 +387,39 @@ class Client:
         return await read_app(self.read_resource, app)
 
     async def list_prompts(
-        self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
+        self,
+        cursor: str | None = None,
+        *,
+        all_pages: bool = True,
+        refresh: bool = False,
+        timeout: float | None = None,
     ) -> list[t.Prompt]:
-        return await self._pages("prompts/list", "prompts", cursor, all_pages, refresh)
+        return await self._pages("prompts/list", "prompts", cursor, all_pages, refresh, timeout)
 
     async def get_prompt(
-        self, name: str, arguments: dict[str, str] | None = None
+        self, name: str, arguments: dict[str, str] | None = None, *, timeout: float | None = None
     ) -> t.GetPromptResult:
         params: dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = arguments
-        return cast(t.GetPromptResult, await self.request("prompts/get", params))
+        return cast(t.GetPromptResult, await self.request("prompts/get", params, timeout=timeout))
 
     async def complete(
-        self, ref: dict[str, Any], argument: str, value: str, context: dict[str, str] | None = None
+        self,
+        ref: dict[str, Any],
+        argument: str,
+        value: str,
+        context: dict[str, str] | None = None,
+        *,
+        timeout: float | None = None,
     ) -> t.CompleteResult:
         """Argument completion; `ref` is {"type": "ref/prompt", "name": ...} or
         {"type": "ref/resource", "uri": ...}."""
         params: dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
         if context:
             params["context"] = {"arguments": context}
-        return cast(t.CompleteResult, await self.request("completion/complete", params))
+        result = await self.request("completion/complete", params, timeout=timeout)
+        return cast(t.CompleteResult, result)
 
     async def set_log_level(self, level: str) -> None:
         """Legacy sessions: the session-wide level. Modern: the level sent on every request."""

@@ -12,6 +12,7 @@ from mcpgen._callbacks import (
     SamplingCallback,
 )
 from mcpgen._client import VerdictCache
+from mcpgen._client_side._middleware import ClientMiddleware, RetryPolicy
 from mcpgen._connection import Era
 
 __all__ = ["ClientOptions"]
@@ -37,3 +38,5 @@ class ClientOptions(TypedDict, total=False):
     telemetry: bool | None
     extensions: Mapping[str, Mapping[str, Any]] | None
     apps: bool
+    middleware: Sequence[ClientMiddleware]
+    retry: RetryPolicy | None

@@ -40,6 +40,7 @@ __all__ = [
     "Outcome",
     "Pending",
     "RequestId",
+    "RequestInfo",
     "Settled",
     "deliver",
     "settle",
@@ -61,6 +62,27 @@ class Deferred(enum.Enum):
 # The request stays open: its reply comes later through `Channel.reply`.
 DEFERRED: Final = Deferred.DEFERRED
 """The outcome of a request whose reply comes later, through `Channel.reply`."""
+
+
+class RequestInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """The HTTP request that carried an MCP request (`ctx.request`): None on stdio and
+    in memory. `headers` are every request header by lower-case name except
+    `authorization` (the verified token is `ctx.auth`); `client` is the peer's
+    (host, port) when the ASGI server reports it; `transport` is "streamable-http" or
+    "sse" (the deprecated HTTP+SSE transport)."""
+
+    transport: str
+    method: str
+    path: str
+    query: str = ""
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
+    client: tuple[str, int] | None = None
+
+
+class OwnReader(Protocol):
+    """How a handler reads its own server's resources (the core, for `ctx.read_resource`)."""
+
+    def read_own(self, call: Call, uri: str) -> Any: ...
 
 
 class Handle(Protocol):
@@ -86,12 +108,22 @@ class Channel(abc.ABC):
     `principal` names who the transport authenticated, `auth` is the verified bearer
     token it authenticated with (HTTP with `auth=` configured; None elsewhere), `peer`
     the client's network address (HTTP; None elsewhere).
+    `request_info()` and `session_id()` describe the carrying HTTP request and the
+    legacy session, where the transport has them (`ctx.request`, `ctx.session_id`).
     """
 
     headers: dict[str, str] | None = None
     principal: str | None = None
     auth: AccessToken | None = None
     peer: str | None = None  # the client's network address, where the transport knows it
+
+    def request_info(self) -> RequestInfo | None:
+        """The HTTP request this channel answers, if any (built on demand)."""
+        return None
+
+    def session_id(self) -> str | None:
+        """The transport's id of the legacy session this channel serves, if any."""
+        return None
 
     @abc.abstractmethod
     def notify(self, frame: bytes) -> None:
@@ -136,6 +168,7 @@ class Call:
         "cancelled",
         "caps",
         "channel",
+        "core",
         "detachable",
         "era",
         "info",
@@ -145,6 +178,7 @@ class Call:
         "log_rank",
         "meta",
         "method",
+        "origin",
         "params",
         "principal",
         "progress_token",
@@ -188,6 +222,8 @@ class Call:
         self.detachable = False  # may still turn into a task (`await ctx.detach()`)
         self.asker: Asker | None = None  # a legacy session's, for awaited input requests
         self.lifespan: Any = None  # the server's lifespan value, set for handlers with a Context
+        self.origin = channel  # the request's own channel, kept when a task replaces `channel`
+        self.core: OwnReader | None = None  # set for handlers with a Context (read_resource)
         self.params: Any = None  # the decoded params, kept where middleware needs them again
 
     def capabilities(self) -> t.ClientCapabilities:

@@ -129,10 +129,13 @@ class ServerCore:
         loop: Callable[[], Loop] | None = None,
         run_sync: SyncRunner | None = None,
         methods: Mapping[str, Any],
+        read: Callable[[ServerCore, Call, str], Any] | None = None,
     ) -> None:
         self.info = info
         # None: sync handlers run inline, on the caller's thread.
         self.run_sync = run_sync
+        # `resources/read` for a handler (`_methods.read_own`; passed in: no import cycle).
+        self._read = read
         # What the server's lifespan yielded (`ctx.lifespan`), once it has been entered.
         self.lifespan: Any = None
         self.instructions = instructions
@@ -171,6 +174,13 @@ class ServerCore:
         self.chains = chains
         self.methods = self.plain_methods if chains is None else chains.methods
         self.tasks.step = None if chains is None else functools.partial(chains.task_step, self)
+
+    def read_own(self, call: Call, uri: str) -> Any:
+        """`resources/read` of one of this server's resources for a handler serving
+        `call` (`ctx.read_resource`): a result, or a coroutine resolving to one."""
+        if self._read is None:
+            raise McpError(t.INTERNAL_ERROR, "this server core was built without a reader")
+        return self._read(self, call, uri)
 
     # -- registry snapshots ---------------------------------------------------------------
     def swap(self, registry: Registry, changed: Iterable[str]) -> None:

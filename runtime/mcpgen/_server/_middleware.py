@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final, Generic, Protocol, TypeVar
 import msgspec
 
 from mcpgen import _jsonrpc as rpc
-from mcpgen._errors import ToolError
+from mcpgen._errors import ConfigurationError, ToolError
 from mcpgen._server._awaits import InputPending
 from mcpgen._server._call import Call, Channel, Pending
 from mcpgen._server._drive import YIELD, resume
@@ -45,6 +45,7 @@ __all__ = [
     "Middleware",
     "MiddlewareContext",
     "NotificationContext",
+    "adopted",
     "compose",
 ]
 
@@ -146,8 +147,7 @@ class MiddlewareContext(Generic[P]):
     @property
     def session_id(self) -> str | None:
         """The legacy HTTP session's id where the transport keeps one."""
-        found = getattr(self.call.channel, "session_id", None)
-        return found if isinstance(found, str) else None
+        return self.call.origin.session_id()
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -409,6 +409,14 @@ class Chains:
 
 async def _notified(ctx: NotificationContext) -> None:
     ctx.session._notification(ctx.frame)
+
+
+def adopted(middleware: Middleware, host: Host) -> Middleware:
+    """`middleware`, told of the server it is added to (anything else is refused)."""
+    if not isinstance(middleware, Middleware):
+        raise ConfigurationError(f"not a Middleware: {middleware!r}")
+    middleware.bind(host)
+    return middleware
 
 
 def compose(middleware: Sequence[Middleware]) -> Chains | None:

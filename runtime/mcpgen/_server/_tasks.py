@@ -256,5 +256,6 @@ def task_call(call: Call, channel: Nowhere) -> Call:
     task_call.input_responses = call.input_responses
     task_call.state = call.state
     task_call.lifespan = call.lifespan
+    task_call.origin, task_call.core = call.origin, call.core
     task_call.params = call.params
     return task_call

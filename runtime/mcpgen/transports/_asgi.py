@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from mcpgen import _jsonrpc as rpc
 from mcpgen._errors import ConfigurationError
-from mcpgen._server import Channel
+from mcpgen._server import Channel, RequestInfo
 from mcpgen.stores import EventStore
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ __all__ = [
     "plain_response",
     "read_body",
     "route_path",
+    "work_or_leave",
     "served_urls",
     "uvicorn_server",
 ]
@@ -60,17 +61,28 @@ class ResponseStream(Channel):
     just ends the stream)."""
 
     def __init__(
-        self, app: _Spawner, headers: dict[str, str] | None, principal: str | None
+        self,
+        app: _Spawner,
+        headers: dict[str, str] | None,
+        principal: str | None,
+        scope: Scope | None = None,
     ) -> None:
         self.app = app
         self.headers = headers
         self.principal = principal
+        self.scope = scope  # the POST's, for `ctx.request`
         self.events: list[bytes] = []
         self.final: bytes | None = None
         self.closed = False
         self.overflowed = False
         self._wakeup: asyncio.Event | None = None
         self._waiter: asyncio.Future[bool] | None = None  # the writer's, while it is idle
+
+    def request_info(self) -> RequestInfo | None:
+        return None if self.scope is None else request_info(self.scope, "streamable-http")
+
+    def session_id(self) -> str | None:
+        return None if self.headers is None else self.headers.get("mcp-session-id")
 
     @property
     def wakeup(self) -> asyncio.Event:
@@ -268,6 +280,24 @@ def _event(event_id: str, frame: bytes) -> bytes:
     return b"id: " + event_id.encode() + b"\nevent: message\ndata: " + frame + b"\n\n"
 
 
+def request_info(scope: Scope, transport: str) -> RequestInfo:
+    """What a handler may see of the HTTP request in `scope` (`ctx.request`); the
+    Authorization header stays out of it (the verified token is `ctx.auth`)."""
+    client = scope.get("client")
+    return RequestInfo(
+        transport=transport,
+        method=scope.get("method", ""),
+        path=scope.get("root_path", "") + route_path(scope),
+        query=scope.get("query_string", b"").decode("latin-1"),
+        headers={
+            name.decode("latin-1"): value.decode("latin-1")
+            for name, value in scope.get("headers", ())
+            if name != b"authorization"
+        },
+        client=(client[0], client[1]) if client else None,
+    )
+
+
 def route_path(scope: Scope) -> str:
     """The path an app matches against its routes: `scope["path"]` without the mount
     prefix (`root_path`). Frameworks differ: newer ones (Starlette's `Mount`, uvicorn's
@@ -308,6 +338,31 @@ async def _read_chunks(receive: Receive, cap: int, message: dict[str, Any]) -> b
 async def disconnected(receive: Receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
+
+
+async def work_or_leave(
+    work: asyncio.Future[Any],
+    wakeup: asyncio.Event,
+    receive: Receive,
+    on_disconnect: Callable[[], None] | None,
+) -> bool:
+    """Wait until `work` ends or `wakeup` is set; with `on_disconnect`, call it and
+    return True if the client disconnects first (its request is cancelled)."""
+    waiter = asyncio.ensure_future(wakeup.wait())
+    waits: set[asyncio.Future[Any]] = {work, waiter}
+    gone = None if on_disconnect is None else asyncio.ensure_future(disconnected(receive))
+    if gone is not None:
+        waits.add(gone)
+    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    waiter.cancel()
+    if gone is None:
+        return False
+    if not gone.done():
+        gone.cancel()
+        return False
+    assert on_disconnect is not None
+    on_disconnect()
+    return True
 
 
 async def json_response(

@@ -45,6 +45,7 @@ from mcpgen.transports._asgi import (
     read_body,
     route_path,
     uvicorn_server,
+    work_or_leave,
 )
 from mcpgen.transports._background import start_kept
 from mcpgen.transports._cors import answered, with_cors
@@ -293,7 +294,7 @@ class McpAsgiApp:
             return
         http_session = found  # None: a fresh core session, a channel only if it goes legacy
         session = self.server.session() if found is None else found.core
-        channel = _Stream(self, headers, principal)
+        channel = _Stream(self, headers, principal, scope)
         channel.auth = scope.get("mcpgen.auth")  # the verified token (`_http_auth`)
         channel.peer = (scope.get("client") or (None,))[0]  # the client's address, if known
         outcome = session.receive(body, channel)
@@ -353,12 +354,11 @@ class McpAsgiApp:
         """The response to one delivered outcome: JSON when the reply is there before
         anything else was emitted, 202 when pending work ended without one, else SSE
         (or, for a client that takes no SSE, JSON once the reply comes)."""
-        if task is not None and json_ok and not channel.events and channel.final is None:
-            # Answer in JSON if the work ends before it emits anything.
-            waiter = asyncio.ensure_future(channel.wakeup.wait())
-            first: set[asyncio.Future[Any]] = {task, waiter}
-            await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
-            waiter.cancel()
+        # Answer in JSON if the work ends before it emits anything; a modern client that
+        # leaves meanwhile (a timeout, a cancel) cancels it.
+        silent = task is not None and json_ok and not channel.events and channel.final is None
+        if silent and await work_or_leave(task, channel.wakeup, receive, on_disconnect):  # type: ignore[arg-type]
+            return
         done = task is None or task.done()
         final = channel.final
         if done and final is not None and not (channel.events and sse_ok):
