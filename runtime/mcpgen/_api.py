@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
 
 import msgspec
@@ -18,14 +18,14 @@ from mcpgen._api_registry import (
     without,
 )
 from mcpgen._api_run import run_http, run_stdio
-from mcpgen._api_setup import milliseconds, redis_stores, worker_threads
+from mcpgen._api_setup import milliseconds, redis_stores, spawn_task, worker_threads
 from mcpgen._errors import ConfigurationError
 from mcpgen._server import CacheHint, Channel, Registry, ServerCore, Session
 from mcpgen._server._apps import APP_MIME_TYPE, UI_EXTENSION, AppSource, app_reader
 from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, ChangeEvent
 from mcpgen._server._defs import PromptOptions, ResourceOptions, TemplateOptions, ToolOptions
-from mcpgen._server._methods import METHODS, read_own
-from mcpgen._server._middleware import Middleware, adopted, compose
+from mcpgen._server._methods import read_own
+from mcpgen._server._middleware import Middleware, adopted, serving
 from mcpgen._server._scopes import RegistryScopes
 from mcpgen._server._state import Sealer
 from mcpgen._server_side._mount import Watcher, holding, imported, mounting
@@ -43,11 +43,6 @@ if TYPE_CHECKING:
 __all__ = ["Server"]
 
 
-def _spawn(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-    """How the core starts a task's work: an asyncio task on the running loop."""
-    return asyncio.ensure_future(coro)
-
-
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -60,7 +55,10 @@ class Server:
     Tools registered with `task=` may run as tasks (the `io.modelcontextprotocol/tasks`
     extension); `task_ttl_seconds` and `task_poll_seconds` are what their tasks
     advertise as `ttlMs` and `pollIntervalMs` (a task is forgotten `ttlMs` after its
-    creation; None: never, until the server stops).
+    creation; None: never, until the server stops). One client (its principal; an
+    anonymous one, its address) may have `max_tasks_per_client` tasks running at once
+    (None: no bound); past it, a call asking for a task is refused with a JSON-RPC error
+    (-32029) until one ends.
 
     Shared state sits behind the interfaces of `mcpgen.stores`; the defaults keep it in
     this process. Several workers behind one endpoint pass shared ones: `bus` (change
@@ -83,7 +81,6 @@ class Server:
     request; every worker then needs the same `MCPGEN_STATE_KEYS` (or `state_keys`/`keys`).
     Startup fails with the reason when Redis does not answer. `telemetry=True` (or
     `MCPGEN_OTEL=1`): OpenTelemetry spans and metrics (`mcpgen.telemetry`).
-    `middleware`: around every request, the first outermost (docs/guide/middleware.md).
     """
 
     def __init__(
@@ -108,6 +105,7 @@ class Server:
         extensions: Mapping[str, dict[str, Any]] | None = None,
         task_ttl_seconds: float | None = 3600.0,
         task_poll_seconds: float = 1.0,
+        max_tasks_per_client: int | None = 100,
         sync_workers: int | None = None,
         lifespan: LifespanFactory | None = None,
         redis: str | RedisStores | None = None,
@@ -120,6 +118,9 @@ class Server:
             None if task_ttl_seconds is None else milliseconds(task_ttl_seconds, "task_ttl_seconds")
         )
         self._task_poll_ms = milliseconds(task_poll_seconds, "task_poll_seconds")
+        if max_tasks_per_client is not None and max_tasks_per_client < 1:
+            raise ConfigurationError("max_tasks_per_client must be at least 1 (or None)")
+        self._max_tasks = max_tasks_per_client
         self.info = t.Implementation(
             name=name,
             version=version,
@@ -153,7 +154,6 @@ class Server:
         self._middleware = [adopted(m, self) for m in middleware]
         self._watchers: list[Watcher] = []  # the servers this one is mounted in
 
-    # -- the core --------------------------------------------------------------------------
     @property
     def core(self) -> ServerCore:
         """The running core; building it freezes the registry snapshot."""
@@ -169,24 +169,24 @@ class Server:
                 logging=self._logging,
                 extensions=self._extensions,
                 bus=self._bus,
-                spawn=_spawn,
+                spawn=spawn_task,
                 loop=asyncio.get_running_loop,
                 task_store=self._task_store,
                 task_ttl_ms=self._task_ttl_ms,
                 task_poll_ms=self._task_poll_ms,
+                max_tasks_per_client=self._max_tasks,
                 run_sync=self._threads,
-                methods=METHODS,
                 read=read_own,
             )
             self._core.lifespan = self._lifespan_value
-            self._core.use(compose(self._middleware))
+            self._core.use(*serving(self._middleware))
         return self._core
 
     def add_middleware(self, middleware: Middleware) -> None:
         """Add `middleware` inside those added before (docs/guide/middleware.md)."""
         self._middleware.append(adopted(middleware, self))
         if self._core is not None:  # composed here, once; the next request uses it
-            self._core.use(compose(self._middleware))
+            self._core.use(*serving(self._middleware))
 
     def _entered(self, value: Any) -> None:
         """The lifespan yielded `value` (None: it has exited)."""

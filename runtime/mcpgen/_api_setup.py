@@ -7,8 +7,10 @@ stops a program at startup rather than at its first request.
 
 from __future__ import annotations
 
+import asyncio
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
 
 from mcpgen._errors import ConfigurationError
 from mcpgen.transports._workers import ThreadRunner
@@ -16,7 +18,12 @@ from mcpgen.transports._workers import ThreadRunner
 if TYPE_CHECKING:
     from mcpgen.stores.redis import RedisStores
 
-__all__ = ["milliseconds", "redis_stores", "worker_threads"]
+__all__ = ["milliseconds", "redis_stores", "spawn_task", "worker_threads"]
+
+
+def spawn_task(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+    """How the core starts a task's work: an asyncio task on the running loop."""
+    return asyncio.ensure_future(coro)
 
 
 def milliseconds(seconds: float, what: str) -> int:

@@ -126,9 +126,9 @@ class ServerCore:
         task_store: TaskStore | None = None,
         task_ttl_ms: int | None = 3_600_000,
         task_poll_ms: int = 1000,
+        max_tasks_per_client: int | None = None,
         loop: Callable[[], Loop] | None = None,
         run_sync: SyncRunner | None = None,
-        methods: Mapping[str, Any],
         read: Callable[[ServerCore, Call, str], Any] | None = None,
     ) -> None:
         self.info = info
@@ -158,10 +158,11 @@ class ServerCore:
             mask_errors=mask_errors,
             ttl_ms=task_ttl_ms,
             poll_ms=task_poll_ms,
+            max_running=max_tasks_per_client,
         )
         # The methods served (name -> `_methods.MethodSpec`): the plain table, or (`use`)
         # each in its middleware chain.
-        self.plain_methods = self.methods = methods
+        self.methods: Mapping[str, Any] = {}  # set by `use` before serving
         self.chains: Chains | None = None
         self._unsubscribe = self.bus.subscribe(self.deliver)
         self._pages: dict[tuple[str, str, int, frozenset[str] | None], bytes] = {}
@@ -169,10 +170,10 @@ class ServerCore:
         self._caps: dict[str, Any] | None = None
         self._features: dict[str, bool] = {}
 
-    def use(self, chains: Chains | None) -> None:
-        """Serve through these middleware chains from now on (None: none)."""
-        self.chains = chains
-        self.methods = self.plain_methods if chains is None else chains.methods
+    def use(self, methods: Mapping[str, Any], chains: Chains | None) -> None:
+        """Serve `methods` (the plain table of `_methods`, or a table of middleware
+        chains: then `chains`, None without middleware) from now on."""
+        self.methods, self.chains = methods, chains
         self.tasks.step = None if chains is None else functools.partial(chains.task_step, self)
 
     def read_own(self, call: Call, uri: str) -> Any:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import CoroutineType
 from typing import TYPE_CHECKING, Any, Final, Generic, Protocol, TypeVar
 
@@ -46,7 +46,7 @@ __all__ = [
     "MiddlewareContext",
     "NotificationContext",
     "adopted",
-    "compose",
+    "serving",
 ]
 
 log = logging.getLogger("mcpgen.server")
@@ -419,6 +419,10 @@ def adopted(middleware: Middleware, host: Host) -> Middleware:
     return middleware
 
 
-def compose(middleware: Sequence[Middleware]) -> Chains | None:
-    """The chains of `middleware` (None when there is none: the plain method table)."""
-    return Chains(middleware) if middleware else None
+def serving(middleware: Sequence[Middleware]) -> tuple[Mapping[str, MethodSpec], Chains | None]:
+    """The method table a core serves with `middleware`, and its chains: with none,
+    the plain table (the path without middleware, untouched) and None."""
+    if not middleware:
+        return METHODS, None
+    chains = Chains(middleware)
+    return chains.methods, chains

@@ -29,6 +29,7 @@ from mcpgen.stores._interfaces import (
 )
 from mcpgen.stores._keys import InMemoryKeyRing
 from mcpgen.stores._limits import Bucket, InMemoryRateLimitStore, RateLimitStore
+from mcpgen.stores._quota import client_key
 from mcpgen.stores._replay import InMemoryReplayCache, ReplayCache
 from mcpgen.stores._responses import InMemoryResponseStore, ResponseStore
 from mcpgen.stores._sessions import InMemorySessionStore
@@ -61,4 +62,5 @@ __all__ = [
     "TaskState",
     "TaskStore",
     "Unsubscribe",
+    "client_key",
 ]

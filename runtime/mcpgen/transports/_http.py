@@ -24,8 +24,6 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 from mcpgen import _jsonrpc as rpc
 from mcpgen._server import DEFERRED, Handle, Settled, deliver
 from mcpgen.stores import (
@@ -44,16 +42,23 @@ from mcpgen.transports._asgi import (
     plain_response,
     read_body,
     route_path,
-    uvicorn_server,
     work_or_leave,
 )
 from mcpgen.transports._background import start_kept
 from mcpgen.transports._cors import answered, with_cors
 from mcpgen.transports._http_auth import auth_gate
 from mcpgen.transports._lifespan import AppLifespan
+from mcpgen.transports._limits import (
+    BodyDeadlines,
+    body_too_slow,
+    client_of,
+    peer_of,
+)
+from mcpgen.transports._options import HttpOptions
 from mcpgen.transports._port import ServerPort
 from mcpgen.transports._sessions import LegacySessions, resumable, unavailable
 from mcpgen.transports._sse_legacy import LegacySse
+from mcpgen.transports._uvicorn import uvicorn_server
 
 if TYPE_CHECKING:
     from mcpgen.auth._metadata import AuthSettings
@@ -73,27 +78,6 @@ log = logging.getLogger("mcpgen.http")
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
-
-
-class HttpOptions(msgspec.Struct, frozen=True):
-    """Settings of the Streamable HTTP endpoint; `server.asgi_app(**options)` takes them."""
-
-    path: str = "/mcp"
-    max_body: int = 4 * 1024 * 1024
-    keepalive_seconds: float = 15.0
-    # None: protect when the listening socket is a loopback address.
-    dns_rebinding_protection: bool | None = None
-    allowed_hosts: Sequence[str] | None = None  # host names (any port), when protecting
-    allowed_origins: Sequence[str] | None = None  # full origins, e.g. "https://app.example"
-    cors: bool = True  # CORS answers for the listed allowed_origins; False: your middleware's
-    sse_retry_ms: int = 3000
-    shutdown_grace_seconds: float = 5.0
-    session_idle_seconds: float = 1800.0
-    max_sessions: int = 10_000
-    # The deprecated 2024-11-05 HTTP+SSE transport (GET sse_path, POST messages_path);
-    # sse_path=None turns it off.
-    sse_path: str | None = "/sse"
-    messages_path: str = "/messages"
 
 
 # Request headers the endpoint reads, with their `str` keys; every `mcp-*` one is read too
@@ -173,6 +157,7 @@ class McpAsgiApp:
         self.tasks: set[asyncio.Task[Any]] = set()
         self.streams: set[_Stream] = set()
         self.stopping = False
+        self.bodies = BodyDeadlines(o.body_timeout_seconds)
         self._verdicts: dict[tuple[Any, ...], bytes | None] = {}  # (host, origin, bound address)
         self._accepts: dict[str, tuple[bool, bool]] = {}  # Accept -> (JSON ok, SSE ok)
         self._path = self.options.path.rstrip("/")
@@ -191,10 +176,19 @@ class McpAsgiApp:
         kind = scope["type"]
         if kind == "http":
             if self.life.started or await self.life.first_request(send):
+                bodies = self.bodies
+                if scope["method"] == "POST":  # a body that trickles in is cut off
+                    bodies.reading(scope)
                 try:
                     await self._serve(scope, receive, send)
                 except StoreUnavailableError as exc:  # a shared store is down: 503
                     await unavailable(send, exc)
+                except asyncio.CancelledError:
+                    if not bodies.expired(scope):
+                        raise
+                    await body_too_slow(send, bodies.seconds)
+                finally:
+                    bodies.read(scope)
         elif kind == "lifespan":
             await self.life.serve(receive, send)
 
@@ -282,6 +276,7 @@ class McpAsgiApp:
             return
         cap = self.options.max_body
         body = await read_body(receive, cap)
+        self.bodies.read(scope)
         if body is None:
             frame = _error(rpc.INVALID_REQUEST, f"request body over {cap} bytes", 413)
             await json_response(send, frame, 413)
@@ -296,13 +291,13 @@ class McpAsgiApp:
         session = self.server.session() if found is None else found.core
         channel = _Stream(self, headers, principal, scope)
         channel.auth = scope.get("mcpgen.auth")  # the verified token (`_http_auth`)
-        channel.peer = (scope.get("client") or (None,))[0]  # the client's address, if known
+        channel.peer = peer_of(scope)  # an anonymous client's quotas count against it
         outcome = session.receive(body, channel)
         extra: list[tuple[bytes, bytes]] = []
         if http_session is not None:
             await self.legacy_sessions.persist(http_session)
         elif session.legacy_version is not None:  # an initialize handshake
-            http_session = await self.legacy_sessions.open(session, principal)
+            http_session = await self.legacy_sessions.open(session, principal, client_of(scope))
             extra.append((b"mcp-session-id", http_session.id.encode()))
         if outcome is None:
             await plain_response(send, 202, b"", extra)
