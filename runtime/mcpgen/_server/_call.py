@@ -131,9 +131,11 @@ class Channel(abc.ABC):
         """Write one frame to the peer (every transport does it its own way)."""
 
     def request(self, frame: bytes) -> None:
+        """A legacy server-to-client request (by default sent as `notify` sends)."""
         self.notify(frame)
 
     def reply(self, frame: bytes) -> None:
+        """The request's reply (by default sent as `notify` sends)."""
         self.notify(frame)
 
     @abc.abstractmethod

@@ -45,6 +45,7 @@ __all__ = [
     "Middleware",
     "MiddlewareContext",
     "NotificationContext",
+    "added",
     "adopted",
     "serving",
 ]
@@ -417,6 +418,16 @@ def adopted(middleware: Middleware, host: Host) -> Middleware:
         raise ConfigurationError(f"not a Middleware: {middleware!r}")
     middleware.bind(host)
     return middleware
+
+
+def added(
+    stack: list[Middleware], middleware: Middleware, host: Host, core: ServerCore | None
+) -> None:
+    """Add `middleware` to the innermost end of `stack`; a running `core` serves the
+    next request with the chains composed here, once."""
+    stack.append(adopted(middleware, host))
+    if core is not None:
+        core.use(*serving(stack))
 
 
 def serving(middleware: Sequence[Middleware]) -> tuple[Mapping[str, MethodSpec], Chains | None]:

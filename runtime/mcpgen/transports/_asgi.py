@@ -158,11 +158,11 @@ class AppOptions(Protocol):
     def sse_path(self) -> str | None: ...
 
 
-def served_urls(options: AppOptions, host: str, port: int) -> str:
+def served_urls(options: AppOptions, host: str, port: int, scheme: str = "http") -> str:
     """The lines announcing where an app listens: its endpoint and, when served, the
     older HTTP+SSE transport's stream."""
     where = f"[{host}]" if ":" in host else host
-    base = f"http://{where}:{port}"
+    base = f"{scheme}://{where}:{port}"
     text = f"mcpgen: serving MCP (Streamable HTTP) at {base}{options.path}\n"
     if options.sse_path is not None:
         text += f"mcpgen: and the older HTTP+SSE transport at {base}{options.sse_path}\n"

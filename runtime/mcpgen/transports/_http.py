@@ -7,10 +7,9 @@ session; the reply is JSON unless the request emits notifications first, then SS
 DELETE refer to it; their state sits in a `SessionStore` and, from 2025-11-25,
 their SSE events in an `EventStore`, replayed after `Last-Event-ID` (`_sessions`).
 
-The deprecated 2024-11-05 HTTP+SSE transport is served on two more paths
-(`_sse_legacy`). Security: Host/Origin checks against DNS rebinding (on by default when
-the server listens on a loopback address) on every path, and a request body cap. CORS
-answers go to browsers from the listed `allowed_origins` only (`_cors`).
+HTTP+SSE (2024-11-05) has two more paths (`_sse_legacy`), the health check one (`_health`).
+Security: Host/Origin checks against DNS rebinding (on by default on a loopback address)
+on every MCP path, a request body cap; CORS only for the `allowed_origins` (`_cors`).
 
 Statuses come from the core: each error frame carries the status the protocol layer
 chose; this module adds only HTTP-level ones (403, 404 for unknown sessions, 405,
@@ -46,6 +45,7 @@ from mcpgen.transports._asgi import (
 )
 from mcpgen.transports._background import start_kept
 from mcpgen.transports._cors import answered, with_cors
+from mcpgen.transports._health import off_endpoint
 from mcpgen.transports._http_auth import auth_gate
 from mcpgen.transports._lifespan import AppLifespan
 from mcpgen.transports._limits import (
@@ -218,7 +218,7 @@ class McpAsgiApp:
         if path != self._path and path.rstrip("/") != self._path:
             old = self.legacy_sse
             if old is None or not old.serves(path):
-                await plain_response(send, 404, b"not found")
+                await off_endpoint(self, path, scope, send)  # the health check, else 404
                 return
         headers = _read_headers(scope["headers"])
         denied = self._deny(scope, headers)

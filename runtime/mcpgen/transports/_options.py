@@ -47,3 +47,4 @@ class HttpOptions(msgspec.Struct, frozen=True):
     # sse_path=None turns it off.
     sse_path: str | None = "/sse"
     messages_path: str = "/messages"
+    health_path: str | None = "/healthz"  # GET: 200 serving, 503 stopping (`_health`); None: off

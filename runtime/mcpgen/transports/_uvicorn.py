@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from mcpgen._errors import ConfigurationError
@@ -91,10 +92,18 @@ def uvicorn_server(
             await super().startup(sockets)
             if announce is not None and self.started and self.servers:
                 bound = self.servers[0].sockets[0].getsockname()[1]
-                announce.write(served_urls(app.options, host, bound))
+                scheme = "https" if config.get("ssl_certfile") else "http"
+                announce.write(served_urls(app.options, host, bound, scheme))
                 announce.flush()
 
+        stopped_by = ""  # the signal's name, set in the handler and said in `shutdown`
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            self.stopped_by = self.stopped_by or signal.Signals(sig).name
+            super().handle_exit(sig, frame)
+
         async def shutdown(self, sockets: Any = None) -> None:
+            _say_stopping(announce, self.stopped_by)
             await app.shutdown()
             await super().shutdown(sockets)
 
@@ -107,6 +116,16 @@ def uvicorn_server(
         config.get("http", "auto"), options.header_timeout_seconds, options.max_header_bytes
     )
     return _Server(uvicorn.Config(app, host=host, port=port, lifespan="on", workers=1, **config))
+
+
+def _say_stopping(announce: IO[str] | None, signal_name: str) -> None:
+    """One line when a server stops (where the URLs were announced, else the log)."""
+    line = f"mcpgen: {signal_name + ' received, ' if signal_name else ''}stopping"
+    if announce is None:
+        logging.getLogger("mcpgen.server").info("%s", line)
+    else:
+        announce.write(line + "\n")
+        announce.flush()
 
 
 def _bounded(http: Any, seconds: float, most: int) -> Any:
