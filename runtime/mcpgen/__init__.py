@@ -46,11 +46,13 @@ from mcpgen._server._context import (
     sample,
 )
 from mcpgen._server._defs import Header
+from mcpgen._server._middleware import CallNext, Middleware, MiddlewareContext, NotificationContext
 
 __all__ = [
     "APP_MIME_TYPE",
     "App",
     "CacheHint",
+    "CallNext",
     "CallbackError",
     "Channel",
     "Client",
@@ -68,6 +70,9 @@ __all__ = [
     "InputRequired",
     "LogCallback",
     "McpError",
+    "Middleware",
+    "MiddlewareContext",
+    "NotificationContext",
     "ProgressCallback",
     "ProtocolViolationError",
     "Proxy",

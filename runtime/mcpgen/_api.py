@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
 
 import msgspec
@@ -18,7 +18,7 @@ from mcpgen._api_registry import (
     without,
 )
 from mcpgen._api_run import run_http, run_stdio
-from mcpgen._api_setup import milliseconds, redis_stores, served_stores, worker_threads
+from mcpgen._api_setup import milliseconds, redis_stores, served_stores, spawn, worker_threads
 from mcpgen._errors import ConfigurationError
 from mcpgen._server import CacheHint, Channel, Registry, ServerCore, Session
 from mcpgen._server._apps import UI_EXTENSION, AppSource
@@ -31,6 +31,7 @@ from mcpgen._server._defs import (
     app_resource,
 )
 from mcpgen._server._methods import read_own
+from mcpgen._server._middleware import Middleware, added, adopted, serving
 from mcpgen._server._scopes import RegistryScopes
 from mcpgen._server._state import Sealer
 from mcpgen._server_side._mount import Watcher, holding, imported, mounting
@@ -46,11 +47,6 @@ if TYPE_CHECKING:
     from mcpgen.transports._http import McpAsgiApp
 
 __all__ = ["Server"]
-
-
-def _spawn(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-    """How the core starts a task's work: an asyncio task on the running loop."""
-    return asyncio.ensure_future(coro)
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -107,6 +103,7 @@ class Server:
         lifespan: LifespanFactory | None = None,
         redis: str | RedisStores | None = None,
         telemetry: bool | None = None,
+        middleware: Sequence[Middleware] = (),
     ) -> None:
         if page_size < 1:
             raise ConfigurationError("page_size must be at least 1")
@@ -147,9 +144,9 @@ class Server:
         # Found by the transports (`lifespan_of`): they hold it while they serve.
         self.lifecycle = None if lifespan is None else Lifespan(lifespan, self, self._entered)
         self._session_type = session_class(telemetry)
+        self._middleware = [adopted(m, self) for m in middleware]
         self._watchers: list[Watcher] = []  # the servers this one is mounted in
 
-    # -- the core --------------------------------------------------------------------------
     @property
     def core(self) -> ServerCore:
         """The running core; building it freezes the registry snapshot."""
@@ -165,7 +162,7 @@ class Server:
                 logging=self._logging,
                 extensions=self._extensions,
                 bus=self._bus,
-                spawn=_spawn,
+                spawn=spawn,
                 loop=asyncio.get_running_loop,
                 task_store=self._task_store,
                 task_ttl_ms=self._task_ttl_ms,
@@ -175,7 +172,12 @@ class Server:
                 read=read_own,
             )
             self._core.lifespan = self._lifespan_value
+            self._core.use(*serving(self._middleware))
         return self._core
+
+    def add_middleware(self, middleware: Middleware) -> None:
+        """Add `middleware` inside those added before (docs/guide/middleware.md)."""
+        added(self._middleware, middleware, self, self._core)
 
     def _entered(self, value: Any) -> None:
         """The lifespan yielded `value` (None: it has exited)."""
@@ -215,7 +217,7 @@ class Server:
     def tool(self, fn: F | None = None, /, **options: Unpack[ToolOptions]) -> F | Callable[[F], F]:
         """Register a tool, as `@server.tool` or `@server.tool(...)`. Options (`ToolOptions`):
         name, title, description, annotations, input_schema (a raw JSON Schema; needs
-        jsonschema-rs), output_schema, icons, meta, task and detach.
+        jsonschema-rs), output_schema, icons, meta, task, detach, tags, timeout (seconds).
 
         `task="optional"`: when the request declares the Tasks extension the call runs
         as a task (the client gets a CreateTaskResult at once and polls it); otherwise

@@ -7,7 +7,9 @@ stops a program at startup rather than at its first request.
 
 from __future__ import annotations
 
+import asyncio
 import os
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from mcpgen._errors import ConfigurationError
@@ -17,7 +19,12 @@ if TYPE_CHECKING:
     from mcpgen.auth import AuthSettings
     from mcpgen.stores.redis import RedisStores
 
-__all__ = ["milliseconds", "redis_stores", "served_stores", "worker_threads"]
+__all__ = ["milliseconds", "redis_stores", "served_stores", "spawn", "worker_threads"]
+
+
+def spawn(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+    """How the core starts a task's work: an asyncio task on the running loop."""
+    return asyncio.ensure_future(coro)
 
 
 def milliseconds(seconds: float, what: str) -> int:

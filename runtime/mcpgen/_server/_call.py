@@ -182,6 +182,7 @@ class Call:
         "meta",
         "method",
         "origin",
+        "params",
         "principal",
         "progress_token",
         "request_id",
@@ -226,6 +227,7 @@ class Call:
         self.lifespan: Any = None  # the server's lifespan value, set for handlers with a Context
         self.origin = channel  # the request's own channel, kept when a task replaces `channel`
         self.core: OwnReader | None = None  # set for handlers with a Context (read_resource)
+        self.params: Any = None  # the decoded params, kept where middleware needs them again
 
     def capabilities(self) -> t.ClientCapabilities:
         return msgspec.convert(self.caps, t.ClientCapabilities)

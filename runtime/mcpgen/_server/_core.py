@@ -12,7 +12,8 @@ bus once and hands each event to its listen streams and legacy sessions.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+import functools
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Literal, Protocol, TypeVar
 
 import msgspec
@@ -29,7 +30,7 @@ from mcpgen._protocol import (
 )
 from mcpgen._server._bridge import Loop
 from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, Listener
-from mcpgen._server._call import Call
+from mcpgen._server._call import Call, Channel, Pending
 from mcpgen._server._defs import CompletionDef, PromptDef, ResourceDef, TemplateDef, ToolDef
 from mcpgen._server._state import Sealer
 from mcpgen._server._task_runner import TaskRunner
@@ -81,6 +82,20 @@ class LegacySession(Protocol):
 
 
 T = TypeVar("T")
+
+
+class Chains(Protocol):
+    """The middleware chains a core serves through (`_middleware.Chains`): the method
+    table with each handler in its chain, a task's work, client notifications."""
+
+    @property
+    def methods(self) -> Mapping[str, Any]: ...
+
+    def task_step(
+        self, core: ServerCore, call: Call, work: Callable[[], Awaitable[Any]], /
+    ) -> Awaitable[Any]: ...
+
+    def notification(self, receiver: Any, frame: Any, channel: Channel, /) -> Pending: ...
 
 
 class SyncRunner(Protocol):
@@ -145,11 +160,21 @@ class ServerCore:
             poll_ms=task_poll_ms,
             max_running=max_tasks_per_client,
         )
+        # The methods served (name -> `_methods.MethodSpec`): the plain table, or (`use`)
+        # each in its middleware chain.
+        self.methods: Mapping[str, Any] = {}  # set by `use` before serving
+        self.chains: Chains | None = None
         self._unsubscribe = self.bus.subscribe(self.deliver)
         self._pages: dict[tuple[str, str, int, frozenset[str] | None], bytes] = {}
         self._discover: bytes | None = None
         self._caps: dict[str, Any] | None = None
         self._features: dict[str, bool] = {}
+
+    def use(self, methods: Mapping[str, Any], chains: Chains | None) -> None:
+        """Serve `methods` (the plain table of `_methods`, or a table of middleware
+        chains: then `chains`, None without middleware) from now on."""
+        self.methods, self.chains = methods, chains
+        self.tasks.step = None if chains is None else functools.partial(chains.task_step, self)
 
     def read_own(self, call: Call, uri: str) -> Any:
         """`resources/read` of one of this server's resources for a handler serving
@@ -263,17 +288,31 @@ class ServerCore:
     ) -> msgspec.Raw:
         """One page of a list, encoded once per (method, revision, offset, the scopes
         a caller lacks when its list leaves features out)."""
-        offset = 0 if cursor is None else self.sealer.open_cursor(method, cursor)
-        if offset > len(items):
-            raise McpError(INVALID_PARAMS, "invalid cursor")
+        offset = self.offset(method, cursor, items)
         key = (method, version, offset, variant)
         cached = self._pages.get(key)
         if cached is None:
-            end = offset + self.page_size
-            next_cursor = self.sealer.cursor(method, end) if end < len(items) else None
-            result = build(items[offset:end], next_cursor)
+            result = self.page_result(method, offset, items, build)
             cached = self._pages[key] = _encode(self.encode_result(method, version, era, result))
         return msgspec.Raw(cached)
+
+    def offset(self, method: str, cursor: str | None, items: list[Any]) -> int:
+        offset = 0 if cursor is None else self.sealer.open_cursor(method, cursor)
+        if offset > len(items):
+            raise McpError(INVALID_PARAMS, "invalid cursor")
+        return offset
+
+    def page_result(
+        self,
+        method: str,
+        offset: int,
+        items: list[Any],
+        build: Callable[[list[Any], str | None], Any],
+    ) -> Any:
+        """The page at `offset` as a result struct (not encoded: middleware sees it)."""
+        end = offset + self.page_size
+        next_cursor = self.sealer.cursor(method, end) if end < len(items) else None
+        return build(items[offset:end], next_cursor)
 
     # -- bus fan-out -------------------------------------------------------------------------
     def deliver(self, event: BusEvent) -> None:

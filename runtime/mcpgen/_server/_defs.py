@@ -72,6 +72,7 @@ class _Options(TypedDict, total=False):
     icons: list[t.Icon] | None
     meta: dict[str, Any] | None  # the definition's `_meta`
     scopes: Sequence[str] | None  # OAuth scopes a caller needs (HTTP with `auth=`)
+    tags: Sequence[str] | None  # labels for policies (`mcpgen.middleware.Visibility`)
     # A sync handler runs in the server's worker threads (default True); False runs it
     # on the event loop's thread, as an async handler's code does. Ignored for async ones.
     threaded: bool
@@ -108,6 +109,7 @@ class ToolOptions(_Options, total=False):
     output_schema: dict[str, Any] | None
     task: TaskSupport | None
     detach: bool
+    timeout: float | None  # seconds (`mcpgen.middleware.Timeouts` enforces it)
     # MCP Apps: the `ui://` resource the host renders with this tool's results, or the
     # whole link (`McpUiToolMeta(resource_uri=..., visibility=["app"])` for app-only)
     app: str | McpUiToolMeta | None
@@ -117,6 +119,12 @@ def _check(options: Mapping[str, object], allowed: frozenset[str], what: str) ->
     unknown = options.keys() - allowed
     if unknown:
         raise TypeError(f"{what}: unexpected keyword argument(s) {', '.join(sorted(unknown))}")
+
+
+def _timeout(value: float | None) -> float | None:
+    if value is not None and not value > 0:
+        raise ConfigurationError(f"timeout= takes a positive number of seconds, not {value!r}")
+    return value
 
 
 def _opt(value: Any) -> Any:
@@ -135,7 +143,9 @@ class ToolDef(msgspec.Struct, frozen=True):
     task: TaskSupport | None = None  # may run as a task (Tasks extension)
     detach: bool = False  # runs in the request until `await ctx.detach()`
     scopes: frozenset[str] = msgspec.field(default_factory=frozenset)
+    tags: frozenset[str] = msgspec.field(default_factory=frozenset)
     threaded: bool = True  # a sync handler runs in a worker thread
+    timeout: float | None = None  # seconds, for the Timeouts middleware
 
 
 class ResourceDef(msgspec.Struct, frozen=True):
@@ -146,6 +156,7 @@ class ResourceDef(msgspec.Struct, frozen=True):
     context_param: str | None
     static: str | bytes | None = None  # the content when registered without a reader
     scopes: frozenset[str] = msgspec.field(default_factory=frozenset)
+    tags: frozenset[str] = msgspec.field(default_factory=frozenset)
     threaded: bool = True
 
 
@@ -156,6 +167,7 @@ class TemplateDef(msgspec.Struct, frozen=True):
     is_async: bool
     context_param: str | None
     scopes: frozenset[str] = msgspec.field(default_factory=frozenset)
+    tags: frozenset[str] = msgspec.field(default_factory=frozenset)
     threaded: bool = True
 
 
@@ -169,6 +181,7 @@ class PromptDef(msgspec.Struct, frozen=True):
     accepted: frozenset[str] = msgspec.field(default_factory=frozenset)
     scopes: frozenset[str] = msgspec.field(default_factory=frozenset)
     threaded: bool = True
+    tags: frozenset[str] = msgspec.field(default_factory=frozenset)
 
 
 class CompletionDef(msgspec.Struct, frozen=True):
@@ -233,6 +246,8 @@ def build_tool(
         detach=detach,
         scopes=scope_set(options.get("scopes")),
         threaded=options.get("threaded", True),
+        tags=scope_set(options.get("tags")),
+        timeout=_timeout(options.get("timeout")),
     )
 
 
@@ -279,6 +294,7 @@ def build_resource(
         static,
         scopes,
         threaded=options.get("threaded", True),
+        tags=scope_set(options.get("tags")),
     )
 
 
@@ -318,6 +334,7 @@ def build_template(
         ctx,
         scopes,
         threaded=options.get("threaded", True),
+        tags=scope_set(options.get("tags")),
     )
 
 
@@ -354,6 +371,7 @@ def build_prompt(
         frozenset(p.name for p in params),
         scope_set(options.get("scopes")),
         options.get("threaded", True),
+        scope_set(options.get("tags")),
     )
 
 

@@ -34,7 +34,14 @@ from mcpgen_types import latest as t
 if TYPE_CHECKING:
     from mcpgen._server._core import ServerCore
 
-__all__ = ["METHODS", "MethodSpec", "check_headers", "initialize_result", "read_own"]
+__all__ = [
+    "METHODS",
+    "TYPED_LISTS",
+    "MethodSpec",
+    "check_headers",
+    "initialize_result",
+    "read_own",
+]
 
 Handler = Callable[["ServerCore", SessionView, Call, Any], Any]
 
@@ -83,26 +90,37 @@ def discover(core: ServerCore, session: SessionView, call: Call, params: Any) ->
     return msgspec.Raw(core.discover())
 
 
-def _lister(method: str, field: str, select: Callable[[Any], Any]) -> Handler:
+def _lister(method: str, field: str, select: Callable[[Any], Any], typed: bool = False) -> Handler:
     """A paginated list method: the registry entries' definitions, one cached page at a
-    time, in the result type the generated table names for `method`."""
+    time, in the result type the generated table names for `method`. `typed`: the page
+    as a result struct, not encoded (what a middleware chain sees and may change)."""
     result_type = t.METHODS[method].result
+
+    def build(page: list[Any], nxt: str | None) -> Any:
+        return result_type(**{field: page}, next_cursor=nxt or UNSET, **_HINT)
 
     def handler(core: ServerCore, session: SessionView, call: Call, params: Any) -> Any:
         items, lacking = visible(select(core.registry), call, core.registry.hide_unauthorized)
-
-        def build(page: list[Any], nxt: str | None) -> Any:
-            return result_type(**{field: page}, next_cursor=nxt or UNSET, **_HINT)
-
+        if typed:
+            return core.page_result(
+                method, core.offset(method, _cursor(params), items), items, build
+            )
         return core.page(method, call.version, call.era, _cursor(params), items, build, lacking)
 
     return handler
 
 
-list_tools = _lister("tools/list", "tools", lambda r: r.tools.values())
-list_prompts = _lister("prompts/list", "prompts", lambda r: r.prompts.values())
-list_resources = _lister("resources/list", "resources", lambda r: r.resources.values())
-list_templates = _lister("resources/templates/list", "resource_templates", lambda r: r.templates)
+_LISTS: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "tools/list": ("tools", lambda r: r.tools.values()),
+    "prompts/list": ("prompts", lambda r: r.prompts.values()),
+    "resources/list": ("resources", lambda r: r.resources.values()),
+    "resources/templates/list": ("resource_templates", lambda r: r.templates),
+}
+list_tools, list_prompts, list_resources, list_templates = (
+    _lister(method, *how) for method, how in _LISTS.items()
+)
+# The same lists as result structs, for a server with middleware.
+TYPED_LISTS: dict[str, Handler] = {m: _lister(m, *how, typed=True) for m, how in _LISTS.items()}
 
 
 # -- tools -----------------------------------------------------------------------------------

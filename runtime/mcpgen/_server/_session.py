@@ -40,7 +40,7 @@ from mcpgen._server._call import (
 from mcpgen._server._context import InputRequired
 from mcpgen._server._core import ServerCore
 from mcpgen._server._legacy import LegacyState, client_methods
-from mcpgen._server._methods import METHODS, MethodSpec, check_headers, initialize_result
+from mcpgen._server._methods import MethodSpec, check_headers, initialize_result
 from mcpgen._server._mrtr import awaited_round, input_required, open_retry
 from mcpgen.stores import SessionState, StoreUnavailableError
 from mcpgen_types.latest import INTERNAL_ERROR
@@ -131,6 +131,8 @@ class Session:
             if kind == rpc.REQUEST:
                 return self._request(frame, channel)
             if kind == rpc.NOTIFICATION:
+                if self.core.chains is not None:
+                    return self.core.chains.notification(self, frame, channel)
                 self._notification(frame)
                 return None
             if kind in (rpc.RESPONSE, rpc.ERROR):
@@ -168,7 +170,7 @@ class Session:
     # -- requests ----------------------------------------------------------------------------
     def _request(self, frame: rpc.Frame, channel: Channel) -> Outcome:
         method: str = frame.method
-        spec = METHODS.get(method)
+        spec = self.core.methods.get(method)
         raw = frame.params
         params: Any = None
         # A modern request is decoded once, straight to its params type. In a legacy

@@ -14,8 +14,9 @@ its owner, seeing the status change on the bus, stops the work.
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import msgspec
@@ -23,7 +24,7 @@ import msgspec
 from mcpgen._errors import ConfigurationError, McpError
 from mcpgen._server._awaits import InputPending
 from mcpgen._server._call import Call
-from mcpgen._server._content import failure, to_call_result, tool_outcome
+from mcpgen._server._content import failure, tool_outcome
 from mcpgen._server._context import Context, Drive, InputRequired, finish
 from mcpgen._server._defs import ToolDef
 from mcpgen._server._mrtr import awaited_round, request_kinds
@@ -58,6 +59,7 @@ from mcpgen_types import latest as t
 
 __all__ = ["RunningTask", "TaskRunner"]
 
+Step = Callable[[Call, Callable[[], Awaitable[Any]]], Awaitable[Any]]
 _SWEEP_EVERY_MS = 1000  # between sweeps of this worker's running tasks for expiry
 
 
@@ -87,6 +89,8 @@ class TaskRunner:
         self.clock = clock
         self.worker = random_token(9)  # written as each record's owner
         self.running: dict[str, RunningTask] = {}  # unfinished tasks of this worker
+        # One run of a task's work through the server's middleware (None: none).
+        self.step: Step | None = None
         self._swept = 0
 
     def now_ms(self) -> int:
@@ -175,7 +179,43 @@ class TaskRunner:
         live.handle = self.spawn(self._run(live, resumed))
 
     async def _run(self, live: RunningTask, resumed: Coroutine[Any, Any, Any] | None) -> None:
-        """One run of the handler: to its outcome, or to its next input round."""
+        """One run of the handler: to its outcome, or to its next input round (through
+        the middleware chain, as a step of its own, when the server has one)."""
+        try:
+            if self.step is None:
+                value = await self._work(live, resumed)
+            else:
+                value = await self.step(live.call, functools.partial(self._work, live, resumed))
+        except McpError as exc:
+            await self._settle(live, FAILED, error=exc)
+            return
+        except Exception as exc:  # from a middleware: our internal error
+            await self._settle(live, FAILED, error=self._internal(exc))
+            return
+        except BaseException:
+            await self._settle(live, CANCELLED)
+            raise
+        finally:
+            live.handle = None
+        try:
+            if isinstance(value, InputRequired):
+                await self._ask(live, value)
+            else:
+                await self._settle(live, COMPLETED, result=value)
+        except McpError as exc:
+            await self._settle(live, FAILED, error=exc)
+        except Exception as exc:  # the value cannot become a result: our internal error
+            await self._settle(live, FAILED, error=self._internal(exc))
+
+    def _internal(self, exc: Exception) -> McpError:
+        detail = "" if self.mask_errors else f": {type(exc).__name__}: {exc}"
+        return McpError(t.INTERNAL_ERROR, "internal error" + detail)
+
+    async def _work(
+        self, live: RunningTask, resumed: Coroutine[Any, Any, Any] | None
+    ) -> t.CallToolResult | InputRequired:
+        """The handler's outcome: its result (a failure is an error result), or the
+        input round it asked for."""
         tool = live.tool
         try:
             if resumed is not None:
@@ -187,30 +227,13 @@ class TaskRunner:
                 value = tool.fn(**kwargs)
                 if tool.is_async:
                     value = await value
-        except McpError as exc:
-            await self._settle(live, FAILED, error=exc)
-            return
-        except Exception as exc:  # a tool failure is a completed call with isError
-            await self._settle(live, COMPLETED, result=failure(tool.name, exc, self.mask_errors))
-            return
-        except InputPending as pending:  # an unanswered await: input_required, as below
-            value = awaited_round(pending)
-        except BaseException:
-            await self._settle(live, CANCELLED)
+        except McpError:
             raise
-        finally:
-            live.handle = None
-        try:
-            if isinstance(value, InputRequired):
-                await self._ask(live, value)
-            else:
-                await self._settle(live, COMPLETED, result=to_call_result(value, tool.definition))
-        except McpError as exc:
-            await self._settle(live, FAILED, error=exc)
-        except Exception as exc:  # the value cannot become a result: our internal error
-            detail = "" if self.mask_errors else f": {type(exc).__name__}: {exc}"
-            error = McpError(t.INTERNAL_ERROR, "internal error" + detail)
-            await self._settle(live, FAILED, error=error)
+        except Exception as exc:  # a tool failure is a completed call with isError
+            return failure(tool.name, exc, self.mask_errors)
+        except InputPending as pending:  # an unanswered await: input_required, as below
+            return awaited_round(pending)
+        return tool_outcome(value, tool.definition)
 
     async def _ask(self, live: RunningTask, out: InputRequired) -> None:
         """The handler needs input: the task waits in input_required with the requests

@@ -271,4 +271,5 @@ def task_call(call: Call, channel: Nowhere) -> Call:
     task_call.state = call.state
     task_call.lifespan = call.lifespan
     task_call.origin, task_call.core = call.origin, call.core
+    task_call.params = call.params
     return task_call
