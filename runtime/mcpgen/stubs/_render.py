@@ -120,12 +120,15 @@ def _fields(node: ast.ClassDef, source: str) -> list[_Param]:
         if not (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)):
             continue
         wire = item.target.id
-        if isinstance(item.value, ast.Call):
-            for kw in item.value.keywords:
-                if kw.arg == "name" and isinstance(kw.value, ast.Constant):
-                    wire = str(kw.value.value)
+        required = item.value is None
+        if isinstance(item.value, ast.Call):  # `= field(name=...)`: a default only if given
+            keywords = {kw.arg: kw.value for kw in item.value.keywords}
+            name = keywords.get("name")
+            if isinstance(name, ast.Constant):
+                wire = str(name.value)
+            required = "default" not in keywords and "default_factory" not in keywords
         annotation = ast.get_source_segment(source, item.annotation) or "Any"
-        params.append(_Param(item.target.id, wire, annotation, item.value is None))
+        params.append(_Param(item.target.id, wire, annotation, required))
     return params
 
 

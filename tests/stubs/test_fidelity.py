@@ -1,0 +1,49 @@
+"""What third-party servers' schemas broke in `mcpgen stubs` (issue 24): required
+arguments whose names are no identifiers, unions msgspec cannot decode, the `noqa`
+header under ruff's defaults, method and argument names, client capabilities."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from mcpgen.stubs import ToolSpec, render
+
+
+def _object(properties: dict[str, Any], *required: str) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(required)}
+
+
+def _module(tmp_path: Path, tools: list[ToolSpec], name: str = "tools_mod") -> Path:
+    path = tmp_path / f"{name}.py"
+    path.write_text(render(tools, {"name": "third-party"}, path))
+    return path
+
+
+def _mypy(directory: Path, *modules: str) -> str:
+    argv = [sys.executable, "-m", "mypy", "--strict", "--no-incremental", *modules]
+    done = subprocess.run(argv, cwd=directory, capture_output=True, text=True, check=False)
+    return done.stdout
+
+
+def test_required_arguments_named_unlike_identifiers_stay_required(tmp_path: Path) -> None:
+    """`item-id`, `from` and `_hidden` are required: leaving one out is a mypy error."""
+    schema = _object(
+        {"item-id": {"type": "string"}, "from": {"type": "integer"}, "_hidden": {"type": "string"}},
+        "item-id",
+        "from",
+        "_hidden",
+    )
+    path = _module(tmp_path, [ToolSpec("get-item", "", schema, None)])
+    text = path.read_text()
+    assert "item_id: str," in text and "from_: int," in text, text
+    (tmp_path / "use.py").write_text(
+        "from mcpgen import Client\nfrom tools_mod import Tools\n\n\n"
+        "async def use(client: Client) -> None:\n"
+        "    await Tools(client).get_item()\n"
+    )
+    said = _mypy(tmp_path, "use.py")
+    assert 'Missing named argument "item_id"' in said, said
+    assert 'Missing named argument "from_"' in said, said
