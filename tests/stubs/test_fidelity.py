@@ -9,7 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from mcpgen.stubs import ToolSpec, render
+from tests.stubs.test_stubs import load
 
 
 def _object(properties: dict[str, Any], *required: str) -> dict[str, Any]:
@@ -47,3 +50,51 @@ def test_required_arguments_named_unlike_identifiers_stay_required(tmp_path: Pat
     said = _mypy(tmp_path, "use.py")
     assert 'Missing named argument "item_id"' in said, said
     assert 'Missing named argument "from_"' in said, said
+
+
+_TEXT = _object({"type": {"type": "string", "const": "text"}, "text": {"type": "string"}}, "type")
+_IMAGE = _object(
+    {"type": {"const": "image"}, "data": {"type": "string"}, "mimeType": {"type": "string"}},
+    "type",
+    "data",
+)
+MEDIA_OUTPUT = _object(
+    {
+        "content": {"type": "array", "items": {"anyOf": [_TEXT, _IMAGE]}},
+        "either": {
+            "anyOf": [
+                _object({"a": {"type": "string"}}, "a"),
+                _object({"b": {"type": "integer"}}, "b"),
+            ]
+        },
+        "when": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "string"}]},
+    },
+    "content",
+)
+
+
+def test_every_generated_type_decodes(tmp_path: Path) -> None:
+    """Structs told apart by a constant property become tagged structs msgspec decodes;
+    a union it cannot decode falls back to `Any`; the module passes mypy --strict."""
+    path = _module(tmp_path, [ToolSpec("read_media_file", "", {"type": "object"}, MEDIA_OUTPUT)])
+    assert _mypy(tmp_path, path.name).startswith("Success"), path.read_text()
+    module = load(path)
+    try:
+        wire = {
+            "content": [
+                {"type": "text", "text": "hi"},
+                {"type": "image", "data": "AA==", "mimeType": "image/png"},
+            ],
+            "either": {"b": 2},
+            "when": "2026-01-01T00:00:00Z",
+        }
+        out = msgspec.convert(wire, module.ReadMediaFileOutput)
+        text, image = out.content
+        assert text.text == "hi" and image.data == "AA=="
+        assert type(text).__name__ != type(image).__name__
+        assert out.either == {"b": 2} and out.when == "2026-01-01T00:00:00Z"
+        for value in vars(module).values():  # and every other struct has a decoder
+            if isinstance(value, type) and issubclass(value, msgspec.Struct):
+                msgspec.json.Decoder(value)
+    finally:
+        sys.modules.pop(path.stem, None)

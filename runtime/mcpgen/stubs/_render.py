@@ -13,12 +13,14 @@ import importlib.metadata
 import subprocess
 import sys
 import textwrap
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mcpgen._errors import ConfigurationError
+from mcpgen.stubs._decodable import decodable
 from mcpgen.stubs._schema import combined_schema, method_names
 
 __all__ = ["ToolSpec", "render"]
@@ -89,29 +91,33 @@ def _models(schema: dict[str, Any]) -> str:
         raise ConfigurationError(
             f"`mcpgen stubs` needs datamodel-code-generator: {_INSTALL}"
         ) from None
-    try:
-        code = dcg.generate(
-            schema,
-            input_file_type=dcg.InputFileType.JsonSchema,
-            output_model_type=DataModelType.MsgspecStruct,
-            target_python_version=dcg.PythonVersion.PY_311,
-            output_datetime_class=dcg.DatetimeClassType.Datetime,
-            class_name=_ROOT,
-            use_annotated=True,
-            field_constraints=True,
-            use_union_operator=True,
-            use_standard_collections=True,
-            use_schema_description=True,
-            set_default_enum_member=True,
-            disable_timestamp=True,
-            formatters=[],
-            allow_remote_refs=False,  # a server's schema must not make us fetch URLs
-        )
-    except dcg.Error as exc:  # a schema it cannot model: say which, without a traceback
-        raise ConfigurationError(
-            f"datamodel-code-generator refused the tool schemas: {exc}"
-        ) from None
-    return code if isinstance(code, str) else ""
+    with warnings.catch_warnings():
+        # Its warning on unions msgspec cannot decode: `decodable` mends those.
+        warnings.simplefilter("ignore", UserWarning)
+        try:
+            code = dcg.generate(
+                schema,
+                input_file_type=dcg.InputFileType.JsonSchema,
+                output_model_type=DataModelType.MsgspecStruct,
+                target_python_version=dcg.PythonVersion.PY_311,
+                output_datetime_class=dcg.DatetimeClassType.Datetime,
+                class_name=_ROOT,
+                use_annotated=True,
+                field_constraints=True,
+                use_union_operator=True,
+                use_msgspec_tagged_unions=True,  # unions with a discriminator (`tag_unions`)
+                use_standard_collections=True,
+                use_schema_description=True,
+                set_default_enum_member=True,
+                disable_timestamp=True,
+                formatters=[],
+                allow_remote_refs=False,  # a server's schema must not make us fetch URLs
+            )
+        except dcg.Error as exc:  # a schema it cannot model: say which, without a traceback
+            raise ConfigurationError(
+                f"datamodel-code-generator refused the tool schemas: {exc}"
+            ) from None
+    return decodable(code) if isinstance(code, str) else ""
 
 
 def _fields(node: ast.ClassDef, source: str) -> list[_Param]:
