@@ -44,7 +44,7 @@ def _undecodable(code: str) -> set[tuple[str, str]]:
     module = types.ModuleType(name)
     sys.modules[name] = module
     try:
-        exec(compile(code, name, "exec"), module.__dict__)  # noqa: S102 (our own output)
+        exec(compile(code, name, "exec"), module.__dict__)  # the generator's own output
         structs = {
             value
             for value in vars(module).values()

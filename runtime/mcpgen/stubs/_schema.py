@@ -164,8 +164,9 @@ def _discriminator(branches: list[Any], defs: Mapping[str, Any]) -> str | None:
     for branch in branches:
         ref = branch.get("$ref") if isinstance(branch, Mapping) else None
         if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            branch = defs.get(ref.removeprefix("#/$defs/"))
-        resolved.append(_tags(branch))
+            resolved.append(_tags(defs.get(ref.removeprefix("#/$defs/"))))
+        else:
+            resolved.append(_tags(branch))
     if len(resolved) < 2 or not all(resolved):
         return None
     shared = set.intersection(*(set(tags) for tags in resolved))
