@@ -4,6 +4,8 @@ header under ruff's defaults, method and argument names, client capabilities."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +13,8 @@ from typing import Any
 
 import msgspec
 
-from mcpgen.stubs import ToolSpec, render
+from mcpgen import Client, Server
+from mcpgen.stubs import ToolSpec, generate, render
 from tests.stubs.test_stubs import load
 
 
@@ -98,3 +101,39 @@ def test_every_generated_type_decodes(tmp_path: Path) -> None:
                 msgspec.json.Decoder(value)
     finally:
         sys.modules.pop(path.stem, None)
+
+
+def test_exact_names_win_and_arguments_get_python_names(tmp_path: Path) -> None:
+    """The tool named exactly `get_item` gets `get_item` wherever it is listed; a camelCase
+    argument is a snake_case parameter sent under its wire name."""
+    server = Server("names")
+    schema = _object({"dryRun": {"type": "boolean"}, "HTTPSProxy": {"type": "string"}}, "dryRun")
+
+    @server.tool(name="get-item", input_schema=schema)
+    def hyphenated(**arguments: Any) -> str:
+        return json.dumps(arguments, sort_keys=True)
+
+    @server.tool(name="get_item", input_schema={"type": "object"})
+    def exact() -> str:
+        return "exact"
+
+    @server.tool(name="getItem", input_schema={"type": "object"})
+    def camel() -> str:
+        return "camel"
+
+    async def main() -> None:
+        async with Client.memory(server) as client:
+            path = tmp_path / "names_mod.py"
+            path.write_text(await generate(client, path))
+            module = load(path)
+            try:
+                tools = module.Tools(client)
+                assert (await tools.get_item()).content[0].text == "exact"
+                assert (await tools.get_item_3()).content[0].text == "camel"
+                sent = await tools.get_item_2(dry_run=True, https_proxy="p")
+                assert json.loads(sent.content[0].text) == {"HTTPSProxy": "p", "dryRun": True}
+            finally:
+                sys.modules.pop(path.stem, None)
+
+    asyncio.run(main())
+    assert "dry_run: bool," in (tmp_path / "names_mod.py").read_text()

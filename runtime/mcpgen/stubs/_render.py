@@ -107,6 +107,7 @@ def _models(schema: dict[str, Any]) -> str:
                 use_union_operator=True,
                 use_msgspec_tagged_unions=True,  # unions with a discriminator (`tag_unions`)
                 use_standard_collections=True,
+            snake_case_field=True,  # `dryRun` is `dry_run`, sent as `dryRun`
                 use_schema_description=True,
                 set_default_enum_member=True,
                 disable_timestamp=True,

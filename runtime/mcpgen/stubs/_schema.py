@@ -39,10 +39,15 @@ def _snake(name: str) -> str:
 
 
 def method_names(tools: Iterable[str]) -> dict[str, str]:
-    """Tool name -> a distinct snake_case method name (a clash gets `_2`, `_3`, ...)."""
-    taken: set[str] = set()
-    names: dict[str, str] = {}
+    """Tool name -> a distinct snake_case method name (a clash gets `_2`, `_3`, ...; a
+    tool already named in snake_case keeps its name whatever its place in the list)."""
+    tools = list(tools)
+    exact = {tool for tool in tools if _snake(tool) == tool}
+    taken: set[str] = set(exact)
+    names: dict[str, str] = {tool: tool for tool in exact}
     for tool in tools:
+        if tool in exact:
+            continue
         base = _snake(tool)
         name, n = base, 1
         while name in taken:
