@@ -137,3 +137,26 @@ def test_exact_names_win_and_arguments_get_python_names(tmp_path: Path) -> None:
 
     asyncio.run(main())
     assert "dry_run: bool," in (tmp_path / "names_mod.py").read_text()
+
+
+def _ruff_check(directory: Path, module: str) -> str:
+    argv = [sys.executable, "-m", "ruff", "check", "--no-cache", module]
+    done = subprocess.run(argv, cwd=directory, capture_output=True, text=True, check=False)
+    return "" if done.returncode == 0 else done.stdout + done.stderr
+
+
+def test_ruff_without_configuration(tmp_path: Path) -> None:
+    """A description longer than a line: in a directory without ruff configuration the
+    module passes a plain `ruff check` (no `noqa: E501` header RUF100 flags); where the
+    configuration checks line length, the header is there and the module passes too."""
+    schema = _object({"a": {"type": "string", "description": "a long description " * 12}})
+    tools = [ToolSpec("long", "x " * 100, schema, None)]
+    plain = _module(tmp_path, tools)
+    assert not plain.read_text().startswith("# ruff: noqa"), plain.read_text()[:200]
+    assert _ruff_check(tmp_path, plain.name) == ""
+    strict = tmp_path / "strict"
+    strict.mkdir()
+    (strict / "ruff.toml").write_text('[lint]\nextend-select = ["E501", "RUF100"]\n')
+    checked = _module(strict, tools)
+    assert checked.read_text().startswith("# ruff: noqa: E501")
+    assert _ruff_check(strict, checked.name) == ""
