@@ -255,7 +255,7 @@ def test_official_server_everything(tmp_path: Path) -> None:
             assert "hi" in echoed.content[0].text
             total = await tools.get_sum(a=2, b=3.5)
             assert "5.5" in total.content[0].text
-            weather = await tools.get_structured_content(location=module.Location.Chicago)
+            weather = await tools.get_structured_content(location=module.Location.chicago)
             assert isinstance(weather, module.GetStructuredContentOutput)
             assert isinstance(weather.temperature, float) and weather.conditions
 
