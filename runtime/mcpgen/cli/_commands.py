@@ -25,7 +25,6 @@ import msgspec
 import typer
 
 from mcpgen._api_client import Client
-from mcpgen.cli._elicit import answerer
 from mcpgen.cli._run import Common, client_command, show_content, split
 
 __all__ = ["COMMANDS"]
@@ -95,7 +94,7 @@ def call(words: list[str], opts: Common) -> None:
         raise typer.BadParameter(f"the arguments are not JSON: {exc}") from None
     if not isinstance(arguments, dict):
         raise typer.BadParameter("the arguments must be a JSON object")
-    result, version = opts.run(target, lambda c: c.call_tool(own[0], arguments), answerer())
+    result, version = opts.run(target, lambda c: c.call_tool(own[0], arguments))
     if not opts.printed(result, version):
         show_content(result.content)
         if result.structured_content is not msgspec.UNSET:
