@@ -20,7 +20,7 @@ CLIENT_COMMANDS = (
 )
 
 SHARED = [
-    ("words", [], "[URL] ... or ... -- COMMAND ARGS...", "None"),
+    ("words", [], "URL ..., ... URL, or ... -- COMMAND ARGS...", "None"),
     ("era", ["--era"], "auto (probe), modern (2026-07-28) or legacy (initialize).", "'auto'"),
     (
         "transport",

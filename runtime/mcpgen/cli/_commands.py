@@ -1,9 +1,11 @@
 """The client commands: `mcpgen discover | tools | call | read | prompts | prompt |
 resources | templates TARGET`.
 
-TARGET is an http(s) URL, or a stdio server command after `--`:
+TARGET, last, is an http(s) URL (which may come first as well), or a stdio server
+command after `--`:
 
     mcpgen tools http://127.0.0.1:8000/mcp
+    mcpgen call get-sum '{"a": 1, "b": 2}' http://127.0.0.1:8000/mcp
     mcpgen call echo '{"text": "hi"}' -- python server.py
     mcpgen prompt greet name=Ada -- python server.py
     mcpgen read test://static-text --era legacy -- python server.py
@@ -82,7 +84,7 @@ def tools(words: list[str], opts: Common) -> None:
 
 @client_command
 def call(words: list[str], opts: Common) -> None:
-    """Call TOOL with a JSON object of arguments: call [URL] TOOL ['{...}'] [-- COMMAND].
+    """Call TOOL with a JSON object of arguments: call TOOL ['{...}'] URL | -- COMMAND.
 
     A server's question (elicitation) is asked on the terminal; without one it is declined."""
     target, own = split(words)
@@ -105,7 +107,7 @@ def call(words: list[str], opts: Common) -> None:
 
 @client_command
 def read(words: list[str], opts: Common) -> None:
-    """Read a resource: read [URL] URI [-- COMMAND]."""
+    """Read a resource: read URI URL | -- COMMAND."""
     target, own = split(words)
     if not own:
         raise typer.BadParameter("name the resource URI to read")
@@ -150,7 +152,7 @@ def _prompt_arguments(given: list[str]) -> dict[str, str]:
 
 @client_command
 def prompt(words: list[str], opts: Common) -> None:
-    """Get prompt NAME: prompt [URL] NAME ['{...}' | key=value ...] [-- COMMAND]."""
+    """Get prompt NAME: prompt NAME ['{...}' | key=value ...] URL | -- COMMAND."""
     target, own = split(words)
     if not own:
         raise typer.BadParameter("name the prompt to get")

@@ -54,7 +54,9 @@ Transport = Annotated[
 AsJson = Annotated[
     bool, typer.Option("--json", help="Print the result as the negotiated revision encodes it.")
 ]
-Words = Annotated[list[str] | None, typer.Argument(help="[URL] ... or ... -- COMMAND ARGS...")]
+Words = Annotated[
+    list[str] | None, typer.Argument(help="URL ..., ... URL, or ... -- COMMAND ARGS...")
+]
 Capabilities = Annotated[
     list[str] | None,
     typer.Option(
@@ -66,6 +68,7 @@ Capabilities = Annotated[
 ]
 _CAPABILITIES = ("elicitation", "sampling", "roots", "none")
 
+_SCHEMES = ("http://", "https://")
 _ERAS: dict[str, ClientEra] = {"auto": "auto", "modern": "modern", "legacy": "legacy"}
 # What the newest revision adds to every result; dropped when an older revision's type
 # cannot take a result (never the case for the methods the commands call).
@@ -81,9 +84,16 @@ def split(words: list[str]) -> tuple[str | list[str], list[str]]:
             raise typer.BadParameter("nothing after `--`: give the server command")
         own = words[: len(words) - len(command)] if words[-len(command) :] == command else words
         return command, own
-    if words and words[0].startswith(("http://", "https://")):
-        return words[0], words[1:]
-    raise typer.BadParameter("give an http(s) URL, or a server command after `--`")
+    urls = [index for index, word in enumerate(words) if word.startswith(_SCHEMES)]
+    if urls:
+        # The server's URL comes first or last; with a URL at both ends (`read URI URL`
+        # where the resource URI is an http one too), the first names the server.
+        at = urls[0] if urls[0] == 0 or urls[-1] != len(words) - 1 else urls[-1]
+        if at in (0, len(words) - 1):
+            return words[at], [*words[:at], *words[at + 1 :]]
+    raise typer.BadParameter(
+        "give the server's http(s) URL first or last, or its command after `--`"
+    )
 
 
 def _cannot_sample(params: t.CreateMessageRequestParams) -> t.CreateMessageResult:

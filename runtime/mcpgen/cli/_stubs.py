@@ -37,7 +37,7 @@ def stubs(
     transport: Transport = "http",
     capability: Capabilities = None,
 ) -> None:
-    """Write a typed client module for the server's tools: stubs [URL] -o FILE [-- COMMAND]."""
+    """Write a typed client module for the server's tools: stubs -o FILE URL | -- COMMAND."""
     from mcpgen.stubs import generate  # noqa: PLC0415 (keeps the other commands light)
 
     target, _ = split(words or [])
