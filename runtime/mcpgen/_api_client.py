@@ -33,6 +33,7 @@ from mcpgen._client._cache import ResultCache
 from mcpgen._connection import Connection, Era, Note
 from mcpgen._errors import ConfigurationError, McpError
 from mcpgen._listen import changes
+from mcpgen._wrap import unwrap_schema, wrapped
 from mcpgen.telemetry import instrument_client
 from mcpgen.transports._link_base import Link
 from mcpgen.transports._links import HttpLink, MemoryLink, SseLink, StdioLink
@@ -90,6 +91,9 @@ class Client:
             legacy_capabilities=legacy_caps,
         )
         self.cache = ResultCache(cache)
+        # Tools listed, and those whose non-object results come wrapped (`_unwrapped`).
+        self.listed_tools: set[str] = set()
+        self.wrapped_tools: set[str] = set()
         self.connection = Connection(
             link,
             core,
@@ -261,7 +265,19 @@ class Client:
         self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
     ) -> list[t.Tool]:
         tools = await self._pages("tools/list", "tools", cursor, all_pages, refresh)
+        tools = [self._unwrapped(tool) for tool in tools]
         return header_checked(self.connection, tools) if self.link.http else tools
+
+    def _unwrapped(self, tool: t.Tool) -> t.Tool:
+        """`tool` with the output schema of what it returns: a non-object result wrapped
+        as `{"result": ...}` for an older revision (`mcpgen._wrap`) is unwrapped."""
+        self.listed_tools.add(tool.name)
+        if not wrapped(tool.output_schema):
+            self.wrapped_tools.discard(tool.name)
+            return tool
+        self.wrapped_tools.add(tool.name)
+        schema = unwrap_schema(cast(dict[str, Any], tool.output_schema))
+        return msgspec.structs.replace(tool, output_schema=schema)
 
     @overload
     async def call_tool(
@@ -315,7 +331,20 @@ class Client:
         )
         if task and isinstance(result, x.CreateTaskResult):
             return ToolTask(self.tasks, result)
-        return cast(t.CallToolResult, result)
+        return await self._result_unwrapped(name, cast(t.CallToolResult, result))
+
+    async def _result_unwrapped(self, name: str, result: t.CallToolResult) -> t.CallToolResult:
+        """`result` with a wrapped non-object structured value unwrapped (see `_unwrapped`;
+        the tools are listed first when this one was not)."""
+        content = result.structured_content
+        if not (isinstance(content, dict) and content.keys() == {"result"}):
+            return result
+        if name not in self.listed_tools:
+            with contextlib.suppress(McpError):
+                await self.list_tools()
+        if name not in self.wrapped_tools:
+            return result
+        return msgspec.structs.replace(result, structured_content=content["result"])
 
     async def list_resources(
         self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False

@@ -160,3 +160,49 @@ def test_ruff_without_configuration(tmp_path: Path) -> None:
     checked = _module(strict, tools)
     assert checked.read_text().startswith("# ruff: noqa: E501")
     assert _ruff_check(strict, checked.name) == ""
+
+
+class Reading(msgspec.Struct):
+    celsius: float
+
+
+def test_non_object_results_unwrapped_in_every_era(tmp_path: Path) -> None:
+    """A tool returning a list or a number: a 2025-11-25 session carries it wrapped as
+    {"result": ...}; the client unwraps the schema and the value, so the stubs written
+    from either era are the same and return the list and the number."""
+    server = Server("readings")
+
+    @server.tool
+    def readings(count: int) -> list[Reading]:
+        return [Reading(celsius=20.5 + i) for i in range(count)]
+
+    @server.tool
+    def total() -> int:
+        return 7
+
+    async def main() -> None:
+        texts = []
+        for era in ("legacy", "modern"):
+            async with Client.memory(server, era=era) as client:
+                result = await client.call_tool("readings", {"count": 2})
+                assert result.structured_content == [{"celsius": 20.5}, {"celsius": 21.5}]
+                assert (await client.call_tool("total")).structured_content == 7
+                path = tmp_path / f"readings_{era}.py"
+                texts.append(await generate(client, path))
+                path.write_text(texts[-1])
+        # Past the header, which names the server when the session knows it.
+        body = [text.partition("from __future__")[2].replace("the server,", "") for text in texts]
+        body = [text.replace("readings 0.1.0,", "") for text in body]
+        assert body[0] == body[1]
+        module = load(tmp_path / "readings_legacy.py")
+        try:
+            async with Client.memory(server, era="legacy") as client:
+                tools = module.Tools(client)
+                got = await tools.readings(count=1)
+                assert [item.celsius for item in got] == [20.5]
+                assert await tools.total() == 7
+        finally:
+            sys.modules.pop("readings_legacy", None)
+
+    asyncio.run(main())
+    assert _mypy(tmp_path, "readings_legacy.py").startswith("Success")
