@@ -36,15 +36,16 @@ class Case(NamedTuple):
         travels wrapped, as `{"result": value}` under the wrapping schema."""
         if version < "2025-06-18":
             return Case(None, ABSENT, self.content)
-        schema = self.schema
+        schema, structured = self.schema, self.structured
         if schema is not None and schema.get("type") != "object":
             # A list or a number travels as {"result": ...}, its definitions at the root.
             inner = {k: v for k, v in schema.items() if k != "$defs"}
             wrapping = {"type": "object", "properties": {"result": inner}, "required": ["result"]}
             defs = {"$defs": schema["$defs"]} if "$defs" in schema else {}
             schema = {**defs, **wrapping, "x-mcpgen-wrap-result": True}
-        structured = self.structured
-        if structured is not ABSENT and not isinstance(structured, dict):
+            if structured is not ABSENT:  # every value of such a tool, an object too
+                structured = {"result": structured}
+        elif structured is not ABSENT and not isinstance(structured, dict):
             structured = {"result": structured}
         return Case(schema, structured, self.content)
 

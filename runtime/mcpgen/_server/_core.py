@@ -219,6 +219,21 @@ class ServerCore:
             result.cache_scope = hint.scope
         return result
 
+    def legacy_call_result(self, tool_name: str, result: Any) -> Any:
+        """A legacy session's result of a tool whose output schema is no object schema:
+        its structured value wrapped as `{"result": ...}`, as its listed schema is
+        (`mcpgen._wrap`), whatever the value's own shape."""
+        tool = self.registry.tools.get(tool_name)
+        if tool is None or not isinstance(result, t.CallToolResult):
+            return result
+        schema = tool.definition.output_schema
+        if result.structured_content is UNSET or not isinstance(schema, dict):
+            return result
+        if schema.get("type") == "object":
+            return result
+        wrapped = {"result": result.structured_content}
+        return msgspec.structs.replace(result, structured_content=wrapped)
+
     def encode_result(self, method: str, version: str, era: str, result: Any) -> Any:
         """The result as the era writes it: stamped (modern) or downgraded (legacy)."""
         if era == "modern":
