@@ -43,6 +43,7 @@ from mcpgen._server._context import (
     sample,
 )
 from mcpgen._server._defs import Header
+from mcpgen._server._elicited import Elicited
 
 __all__ = [
     "CacheHint",
@@ -55,6 +56,7 @@ __all__ = [
     "ConnectionClosedError",
     "Context",
     "ElicitationCallback",
+    "Elicited",
     "Header",
     "HttpStatusError",
     "InputRequired",
@@ -63,6 +65,7 @@ __all__ = [
     "ProgressCallback",
     "ProtocolViolationError",
     "Proxy",
+    "ReadResult",
     "RootsCallback",
     "SamplingCallback",
     "Server",
@@ -93,6 +96,7 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from mcpgen._api_client import Client
+    from mcpgen._api_lists import ReadResult
     from mcpgen._api_tasks import ToolTask
     from mcpgen._callbacks import (
         CallbackError,
@@ -112,6 +116,7 @@ _CLIENT_SIDE = frozenset(
         "ElicitationCallback",
         "LogCallback",
         "ProgressCallback",
+        "ReadResult",
         "RootsCallback",
         "SamplingCallback",
         "TaskCancelledError",

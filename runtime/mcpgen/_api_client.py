@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self, Unpack, cast, overload
 import msgspec
 
 from mcpgen import _callbacks as cb
-from mcpgen._api_lists import cached, header_checked, pages
+from mcpgen._api_lists import ReadResult, cached, concrete, header_checked, pages
 from mcpgen._api_options import ClientOptions
 from mcpgen._api_tasks import DEFAULT_TASK_TIMEOUT, Tasks, ToolTask
 from mcpgen._client import ClientCore, VerdictCache, shared_verdicts
@@ -357,10 +357,12 @@ class Client:
         method, field = "resources/templates/list", "resource_templates"
         return await self._pages(method, field, cursor, all_pages, refresh)
 
-    async def read_resource(self, uri: str, *, refresh: bool = False) -> t.ReadResourceResult:
+    async def read_resource(self, uri: str, *, refresh: bool = False) -> ReadResult:
+        """Read a resource: its contents, each a `TextResourceContents` or a
+        `BlobResourceContents` (see `ReadResult`)."""
         fetch = functools.partial(self.request, "resources/read", {"uri": uri})
         read = await cached(self.cache, ("resources/read", uri), fetch, refresh)
-        return cast(t.ReadResourceResult, read)
+        return concrete(cast(t.ReadResourceResult, read))
 
     async def list_prompts(
         self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False

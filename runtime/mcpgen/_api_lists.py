@@ -20,8 +20,9 @@ from mcpgen import _protocol as proto
 from mcpgen._client._cache import CacheKey, ResultCache
 from mcpgen._connection import Connection, log
 from mcpgen_types import latest as t
+from mcpgen_types._base import MCPStruct, UnsetType
 
-__all__ = ["cached", "header_checked", "pages"]
+__all__ = ["ReadResult", "cached", "concrete", "header_checked", "pages"]
 
 Request = Callable[[str, dict[str, Any]], Awaitable[msgspec.Struct]]
 
@@ -78,3 +79,35 @@ def header_checked(connection: Connection, tools: list[t.Tool]) -> list[t.Tool]:
             continue
         kept.append(tool)
     return kept
+
+
+class ReadResult(MCPStruct, kw_only=True):
+    """What `Client.read_resource` returns: the `resources/read` result, its `contents`
+    each a `TextResourceContents` or a `BlobResourceContents` (so `isinstance` tells
+    them apart), where the wire type `ReadResourceResult` has one merged struct."""
+
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    cache_scope: str | UnsetType = msgspec.field(default=UNSET, name="cacheScope")
+    contents: list[t.TextResourceContents | t.BlobResourceContents]
+    result_type: str = msgspec.field(default="complete", name="resultType")
+    ttl_ms: int | UnsetType = msgspec.field(default=UNSET, name="ttlMs")
+
+
+def _content(item: t.ResourceContentsVariant) -> t.TextResourceContents | t.BlobResourceContents:
+    if item.blob is not UNSET and item.text is UNSET:
+        return t.BlobResourceContents(
+            uri=item.uri, blob=item.blob, mime_type=item.mime_type, meta=item.meta
+        )
+    text = "" if item.text is UNSET else item.text
+    return t.TextResourceContents(uri=item.uri, text=text, mime_type=item.mime_type, meta=item.meta)
+
+
+def concrete(result: t.ReadResourceResult) -> ReadResult:
+    """`result` with each merged contents struct as the text or blob one it is."""
+    return ReadResult(
+        meta=result.meta,
+        cache_scope=result.cache_scope,
+        contents=[_content(item) for item in result.contents],
+        result_type=result.result_type,
+        ttl_ms=result.ttl_ms,
+    )

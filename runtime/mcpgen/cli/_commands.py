@@ -28,6 +28,7 @@ import typer
 
 from mcpgen._api_client import Client
 from mcpgen.cli._run import Common, client_command, show_content, split
+from mcpgen_types import latest as t
 
 __all__ = ["COMMANDS"]
 
@@ -115,11 +116,11 @@ def read(words: list[str], opts: Common) -> None:
     if opts.printed(result, version):
         return
     for item in result.contents:
-        if item.text is not msgspec.UNSET:
+        if isinstance(item, t.TextResourceContents):
             typer.echo(item.text)
         else:
             typer.echo(
-                f"[{item.uri}: {item.mime_type or 'binary'}, {len(item.blob or '') * 3 // 4} bytes]"
+                f"[{item.uri}: {item.mime_type or 'binary'}, {len(item.blob) * 3 // 4} bytes]"
             )
 
 
