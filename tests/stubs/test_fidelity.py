@@ -8,6 +8,7 @@ import asyncio
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -206,3 +207,40 @@ def test_non_object_results_unwrapped_in_every_era(tmp_path: Path) -> None:
 
     asyncio.run(main())
     assert _mypy(tmp_path, "readings_legacy.py").startswith("Success")
+
+
+class Event(msgspec.Struct):
+    title: str
+    starts: datetime
+    ends: datetime | None = None
+
+
+def test_datetime_results_are_typed_datetime(tmp_path: Path) -> None:
+    """A `datetime` field of a tool's result is advertised with `format: date-time`, so
+    the stubs type it `datetime` and decode it to one."""
+    server = Server("calendar")
+    starts = datetime(2026, 5, 1, 9, 30, tzinfo=UTC)
+
+    @server.tool
+    def next_event() -> Event:
+        return Event(title="standup", starts=starts)
+
+    async def main() -> None:
+        async with Client.memory(server) as client:
+            (tool,) = await client.list_tools()
+            assert tool.output_schema is not msgspec.UNSET
+            properties = tool.output_schema["properties"]
+            assert properties["starts"] == {"type": "string", "format": "date-time"}
+            assert {"type": "string", "format": "date-time"} in properties["ends"]["anyOf"]
+            path = tmp_path / "calendar_tools.py"
+            path.write_text(await generate(client, path))
+            module = load(path)
+            try:
+                event = await module.Tools(client).next_event()
+                assert event.starts == starts and event.ends is None
+            finally:
+                sys.modules.pop(path.stem, None)
+
+    asyncio.run(main())
+    text = (tmp_path / "calendar_tools.py").read_text()
+    assert "starts: datetime\n" in text and "ends: datetime | " in text, text
