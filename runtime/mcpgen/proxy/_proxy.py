@@ -63,7 +63,9 @@ class Proxy(Server):
     `upstream_era`: "auto" probes the era each upstream speaks; "legacy" or "modern"
     forces one (for all, or per prefix in a mapping). `input_timeout`: seconds a downstream
     client gets to answer an input request the upstream sent before the upstream call is
-    cancelled. `timeout`: of each upstream request. `name`: the serverInfo name; without
+    cancelled. `timeout`: of each upstream request. `roots`: root URIs the upstreams are
+    given when they ask (without them, a call's own client is asked, and a request outside
+    any call gets none). `name`: the serverInfo name; without
     it a proxy of one upstream answers with the upstream's serverInfo (its description
     noting the proxy) and an aggregating one is "mcpgen-proxy". The upstreams'
     instructions are served unless `instructions` is given. Other keywords are the
@@ -84,6 +86,7 @@ class Proxy(Server):
         cwd: str | None = None,
         timeout: float = 300.0,
         input_timeout: float = 300.0,
+        roots: Sequence[str] | None = None,
         **options: Any,
     ) -> None:
         targets = dict(upstream) if isinstance(upstream, Mapping) else {"": upstream}
@@ -113,6 +116,7 @@ class Proxy(Server):
                 headers=headers,
                 env=env,
                 cwd=cwd,
+                roots=roots,
                 era=eras.get(prefix, default),
                 name=name,
                 log_level="debug",  # every message upstream; each client's level filters
