@@ -43,3 +43,24 @@ def test_roots_asked_at_start_up(tmp_path: Path, era: str) -> None:
     seen = asyncio.run(_roots_seen(given, era))
     assert seen == [{"uri": tmp_path.resolve().as_uri()}, {"uri": "file:///srv/data"}]
     assert "Traceback" not in log.read_text()
+
+
+def test_subscribing_to_what_cannot_be_delivered_is_refused(tmp_path: Path) -> None:
+    """The listed resource may be subscribed to; a URI made from the upstream's template
+    is refused, with an error that says why, in either era."""
+    command = _proxied(tmp_path / "proxy.log")
+
+    async def main() -> None:
+        async with Client.stdio(command, era="legacy") as client:
+            await client.request("resources/subscribe", {"uri": "note://fixed"})
+            with pytest.raises(McpError) as caught:
+                await client.request("resources/subscribe", {"uri": "note://7"})
+            assert caught.value.code == -32602
+            assert "cannot deliver updates of note://7" in caught.value.message
+        async with Client.stdio(command, era="modern") as client:
+            with pytest.raises(McpError) as caught:
+                async for _ in client.listen(resource_uris=["note://7"]):
+                    break
+            assert "made from a template" in caught.value.message
+
+    asyncio.run(main())

@@ -128,6 +128,9 @@ class ServerCore:
         self.extensions = extensions
         self.server_meta: dict[str, Any] = {META_SERVER_INFO: msgspec.to_builtins(info)}
         self.listeners: dict[int, Listener] = {}
+        # Why updates of a URI cannot be delivered (a subscription to it is refused), or
+        # None; None here: every URI may be subscribed to (the app notifies what it wants).
+        self.undeliverable: Callable[[str], str | None] | None = None
         self.legacy_sessions: set[LegacySession] = set()
         self.bus: Bus = bus if bus is not None else InMemoryBus()
         self.registry = registry
@@ -233,6 +236,17 @@ class ServerCore:
             return result
         wrapped = {"result": result.structured_content}
         return msgspec.structs.replace(result, structured_content=wrapped)
+
+    def check_subscription(self, uris: Iterable[str]) -> None:
+        """Refuse (McpError, invalid params) a subscription to a URI whose updates this
+        server cannot deliver (see `undeliverable`)."""
+        check = self.undeliverable
+        if check is None:
+            return
+        for uri in uris:
+            reason = check(uri)
+            if reason is not None:
+                raise McpError(t.INVALID_PARAMS, reason, {"uri": uri})
 
     def encode_result(self, method: str, version: str, era: str, result: Any) -> Any:
         """The result as the era writes it: stamped (modern) or downgraded (legacy)."""

@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -164,11 +164,7 @@ class Proxy(Server):
         """Follow `mount`'s (the first's) upstream change notifications until it stops
         sending them."""
         mount = mount or self.mounts[0]
-        caps = mount.upstream.server_capabilities
-        resources = caps.get("resources")
-        uris: list[str] = []
-        if isinstance(resources, dict) and resources.get("subscribe"):
-            uris = list(mount.resources)
+        uris = _followed(mount)
         async for note in mount.upstream.listen(
             tools=True, prompts=True, resources=True, resource_uris=uris
         ):
@@ -220,6 +216,28 @@ def _identity(
     return info, "\n\n".join(sections) or None
 
 
+def _followed(mount: Mount) -> list[str]:
+    """The URIs whose updates the proxy follows upstream: the resources the upstream
+    listed at the start, when it offers subscriptions."""
+    resources = mount.upstream.server_capabilities.get("resources")
+    return (
+        list(mount.resources) if isinstance(resources, dict) and resources.get("subscribe") else []
+    )
+
+
+def _undeliverable(followed: set[str]) -> Callable[[str], str | None]:
+    def why(uri: str) -> str | None:
+        if uri in followed:
+            return None
+        return (
+            f"the proxy cannot deliver updates of {uri}: it follows only the resources its "
+            "upstream listed when the proxy started (a URI made from a template is not one), "
+            "and only when that upstream offers subscriptions"
+        )
+
+    return why
+
+
 @contextlib.asynccontextmanager
 async def _connected(proxy: Proxy) -> AsyncIterator[Proxy]:
     """The proxy's lifespan: connect the upstreams, mirror them, follow their changes."""
@@ -228,6 +246,8 @@ async def _connected(proxy: Proxy) -> AsyncIterator[Proxy]:
             await stack.enter_async_context(mount.upstream)
         await proxy.refresh()  # a modern upstream's identity comes with its discover
         proxy.identify()
+        followed = {uri for mount in proxy.mounts for uri in _followed(mount)}
+        proxy.core.undeliverable = _undeliverable(followed)
         if proxy._bus is not None:  # shared: continuations go to the process holding them
             router = Router(proxy.core.bus, lambda: [m.bridge for m in proxy.mounts])
             stack.callback(router.close)
