@@ -27,6 +27,7 @@ import msgspec
 import typer
 
 from mcpgen._api_client import Client
+from mcpgen.cli._progress import Watcher
 from mcpgen.cli._run import Common, client_command, show_content, split
 from mcpgen_types import latest as t
 
@@ -83,6 +84,18 @@ def tools(words: list[str], opts: Common) -> None:
         typer.echo(f"{tool.name}({args}){_first_line(tool.description)}")
 
 
+def _repeats(block: t.ContentBlock, structured: object) -> bool:
+    """Whether `block` is a text block holding the JSON of `structured`."""
+    if not isinstance(block, t.TextContent):
+        return False
+    if block.text == structured:
+        return True
+    try:
+        return bool(json.loads(block.text) == structured)
+    except ValueError:
+        return False
+
+
 @client_command
 def call(words: list[str], opts: Common) -> None:
     """Call TOOL with a JSON object of arguments: call TOOL ['{...}'] URL | -- COMMAND.
@@ -97,11 +110,24 @@ def call(words: list[str], opts: Common) -> None:
         raise typer.BadParameter(f"the arguments are not JSON: {exc}") from None
     if not isinstance(arguments, dict):
         raise typer.BadParameter("the arguments must be a JSON object")
-    result, version = opts.run(target, lambda c: c.call_tool(own[0], arguments))
+    watcher = Watcher()
+
+    async def work(client: Client) -> t.CallToolResult:
+        if client.era == "legacy" and "logging" in client.server_capabilities:
+            await client.set_log_level("info")  # a legacy session's level is session-wide
+        try:
+            return await client.call_tool(own[0], arguments, progress=watcher.progress)
+        finally:
+            watcher.done()
+
+    result, version = opts.run(target, work, on_log=watcher.log)
     if not opts.printed(result, version):
-        show_content(result.content)
-        if result.structured_content is not msgspec.UNSET:
-            typer.echo(json.dumps(result.structured_content, indent=2))
+        structured = result.structured_content
+        if structured is msgspec.UNSET:
+            show_content(result.content)
+        else:  # a text block repeating the structured content is not shown twice
+            show_content([b for b in result.content if not _repeats(b, structured)])
+            typer.echo(json.dumps(structured, indent=2))
     if result.is_error is True:
         raise typer.Exit(1)
 

@@ -17,7 +17,7 @@ import typer
 
 from mcpgen import _protocol as proto
 from mcpgen._api_client import Client, ClientOptions
-from mcpgen._callbacks import ElicitationCallback
+from mcpgen._callbacks import ElicitationCallback, LogCallback
 from mcpgen._connection import Era as ClientEra
 from mcpgen._errors import ClientError, ConfigurationError, McpError
 from mcpgen.cli._auth import AuthOpt, HeaderOpt, http_options
@@ -105,7 +105,9 @@ def _no_roots() -> list[str]:
 
 
 def callbacks(
-    names: list[str] | None, on_elicitation: ElicitationCallback | None = None
+    names: list[str] | None,
+    on_elicitation: ElicitationCallback | None = None,
+    on_log: LogCallback | None = None,
 ) -> ClientOptions:
     """The client callbacks declaring the `--capability` names (default: elicitation)."""
     chosen = set(names or ["elicitation"])
@@ -116,7 +118,7 @@ def callbacks(
         )
     if "none" in chosen and len(chosen) > 1:
         raise typer.BadParameter("--capability none declares nothing: give it alone")
-    options: ClientOptions = {}
+    options: ClientOptions = {} if on_log is None else {"on_log": on_log, "log_level": "info"}
     if "elicitation" in chosen:
         options["on_elicitation"] = on_elicitation or answerer()
         options["elicitation_modes"] = ("form", "url")
@@ -165,11 +167,12 @@ def run(
     auth: str | None = None,
     headers: list[str] | None = None,
     capabilities: list[str] | None = None,
+    on_log: LogCallback | None = None,
 ) -> tuple[T, str]:
     """Run `work` on a connected client: (its value, the negotiated protocol version).
     `auth` and `headers`: the `--auth` and `--header` options (see `_auth`);
     `capabilities`: the `--capability` names (see `callbacks`)."""
-    options = callbacks(capabilities, on_elicitation)
+    options = callbacks(capabilities, on_elicitation, on_log)
     client = _client(target, era, transport, options, auth, headers)
 
     async def main() -> tuple[T, str]:
@@ -256,8 +259,9 @@ class Common(NamedTuple):
         target: str | list[str],
         work: Callable[[Client], Awaitable[T]],
         on_elicitation: ElicitationCallback | None = None,
+        on_log: LogCallback | None = None,
     ) -> tuple[T, str]:
-        """`run` with these options."""
+        """`run` with these options (`on_log`: the server's log messages, at info)."""
         return run(
             target,
             self.era,
@@ -267,6 +271,7 @@ class Common(NamedTuple):
             auth=self.auth,
             headers=self.header,
             capabilities=self.capability,
+            on_log=on_log,
         )
 
     def printed(self, value: object, version: str) -> bool:
