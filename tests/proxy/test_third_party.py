@@ -59,8 +59,7 @@ def test_subscribing_to_what_cannot_be_delivered_is_refused(tmp_path: Path) -> N
             assert "cannot deliver updates of note://7" in caught.value.message
         async with Client.stdio(command, era="modern") as client:
             with pytest.raises(McpError) as caught:
-                async for _ in client.listen(resource_uris=["note://7"]):
-                    break
+                await anext(aiter(client.listen(resource_uris=["note://7"])))
             assert "made from a template" in caught.value.message
 
     asyncio.run(main())

@@ -69,6 +69,7 @@ Capabilities = Annotated[
 _CAPABILITIES = ("elicitation", "sampling", "roots", "none")
 
 _SCHEMES = ("http://", "https://")
+_STDIO_PROBE_SECONDS = 20.0
 _ERAS: dict[str, ClientEra] = {"auto": "auto", "modern": "modern", "legacy": "legacy"}
 # What the newest revision adds to every result; dropped when an older revision's type
 # cannot take a result (never the case for the methods the commands call).
@@ -148,7 +149,11 @@ def _client(
             raise typer.BadParameter("--auth and --header need a URL (stdio has no HTTP)")
         if transport == "sse":
             raise typer.BadParameter("--transport sse needs a URL")
-        return Client.stdio(target, **pinned)
+        # The server's start-up counts against the era probe: Python servers with heavy
+        # imports take seconds, and a probe given up too soon sends `initialize` to a
+        # server that has already answered `server/discover` (and then refuses it).
+        stdio: ClientOptions = {**pinned, "probe_timeout": _STDIO_PROBE_SECONDS}
+        return Client.stdio(target, **stdio)
     flow, extra = http_options(auth, headers)
     if transport == "sse":
         if era == "modern":
