@@ -30,11 +30,11 @@ def test_ci_turns_skips_into_failures() -> None:
 
 def _locked() -> dict[str, str]:
     pins: dict[str, str] = {}
-    for line in (REPO / "constraints-dev.txt").read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            name, sep, version = line.partition("==")
-            assert sep, f"constraints-dev.txt pins exact versions only: {line!r}"
+    for text in (REPO / "constraints-dev.txt").read_text().splitlines():
+        pin = text.split("#", 1)[0].strip()
+        if pin:
+            name, sep, version = pin.partition("==")
+            assert sep, f"constraints-dev.txt pins exact versions only: {pin!r}"
             pins[_normal(name)] = version
     return pins
 

@@ -24,6 +24,7 @@ PUBLIC = [
     "mcpgen.transports",
     # The generated types (docs/reference/types): structs and type aliases of each revision.
     "mcpgen_types",
+    "mcpgen_types.ext_apps",
     "mcpgen_types.ext_tasks",
     "mcpgen_types.v2024_11_05",
     "mcpgen_types.v2025_03_26",

@@ -104,6 +104,20 @@ def npm_package(spec: str) -> Path:
     return prefix / "node_modules"
 
 
+def npm_bundle(name: str, *specs: str) -> Path:
+    """Install several packages (name@version each) into one cached prefix, for tools
+    that must resolve each other (a bundler and what it bundles); returns node_modules."""
+    prefix = CACHE / "npm" / name
+    marker = prefix / ".installed"
+    wanted = " ".join(specs)
+    with _locked("npm-" + name):
+        if not marker.exists() or marker.read_text() != wanted:
+            args = ["install", "--prefix", str(prefix), "--no-audit", "--no-fund"]
+            _run([npm(), *args, "--loglevel=error", *specs], f"npm packages {wanted}")
+            marker.write_text(wanted)
+    return prefix / "node_modules"
+
+
 def official_python() -> str:
     """A python with the official MCP SDK (and not mcpgen) installed."""
     venv = CACHE / ("venv-" + OFFICIAL_PYTHON_SDK.replace("==", "-"))

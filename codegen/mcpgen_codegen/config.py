@@ -8,7 +8,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 Role = Literal["modern", "legacy", "extension"]
-Direction = Literal["client_to_server", "server_to_client", "both", "input"]
+# app_to_host / host_to_app: the MCP Apps extension's messages between a view and its host.
+Direction = Literal[
+    "client_to_server", "server_to_client", "both", "input", "app_to_host", "host_to_app"
+]
 
 
 class GenerationError(Exception):
@@ -60,6 +63,8 @@ class Patch:
 class Policy:
     open_properties: frozenset[str] = frozenset()
     open_fields: frozenset[str] = frozenset()
+    # nested `$defs` key -> the top-level name it is lifted to (hoist.py)
+    local_definitions: dict[str, str] = field(default_factory=dict)
     documentation_only: frozenset[str] = frozenset()
     tag_preference: tuple[str, ...] = ()
     merged_names: dict[str, str] = field(default_factory=dict)
@@ -76,6 +81,8 @@ class Policy:
     lenient_suffix: str = "Lenient"
     # extension revision -> core definition -> extension definitions whose keys it gains
     extend: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    # extension revisions whose schema inlines every reference (see lower.Builder)
+    reuse_shapes: frozenset[str] = frozenset()
 
 
 _PIN_KEYS = set(Pin.__dataclass_fields__)
@@ -163,6 +170,7 @@ def policy_from_dict(data: dict[str, Any]) -> Policy:
     return Policy(
         open_properties=frozenset(objects.get("open_properties", ())),
         open_fields=frozenset(objects.get("open_fields", ())),
+        local_definitions=dict(objects.get("local_definitions", {})),
         documentation_only=frozenset(unions.get("documentation_only", ())),
         tag_preference=tuple(unions.get("tag_preference", ())),
         merged_names=dict(unions.get("merged_names", {})),
@@ -178,4 +186,9 @@ def policy_from_dict(data: dict[str, Any]) -> Policy:
         lenient_keys=tuple(lenient.get("keys", ())),
         lenient_suffix=str(lenient.get("suffix", "Lenient")),
         extend=extend,
+        reuse_shapes=frozenset(
+            revision
+            for revision, entry in data.get("extensions", {}).items()
+            if entry.get("reuse_shapes", False)
+        ),
     )

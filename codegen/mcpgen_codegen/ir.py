@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mcpgen_codegen.config import Direction, Role
@@ -124,6 +124,9 @@ class ModuleIR:
     context_dependent: tuple[str, ...] = ()  # documentation-only unions, own and imported
     lenient: tuple[tuple[str, str], ...] = ()  # (method, lenient params variant)
     extended: tuple[str, ...] = ()  # core definitions re-emitted with the extension's keys
+    # name -> shape of every definition (not rendered): what an extension that inlines
+    # its references is matched against
+    shapes: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def names(self) -> list[str]:
         return sorted(

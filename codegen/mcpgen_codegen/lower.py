@@ -34,6 +34,7 @@ from mcpgen_codegen.shapes import (
     Scalar,
     Shape,
     Union,
+    canonical,
     pascal,
 )
 
@@ -51,9 +52,20 @@ class _Site:
 
 
 class Builder:
-    def __init__(self, shapes: dict[str, Shape], policy: Policy) -> None:
+    def __init__(
+        self,
+        shapes: dict[str, Shape],
+        policy: Policy,
+        reuse: tuple[dict[str, Shape], dict[str, StructIR]] | None = None,
+    ) -> None:
+        """`reuse`: for a schema that inlines every reference (the MCP Apps schema), the
+        extended core's shapes and structs; an inline object or union equal (references
+        expanded) to a named definition, this schema's own or the core's, becomes a
+        reference to it instead of a new struct."""
         self.shapes = shapes
         self.policy = policy
+        self.reuse = reuse
+        self.by_expanded: dict[Shape, str] = {}
         self.structs: dict[str, StructIR] = {}
         self.aliases: dict[str, AliasIR] = {}
         self.by_shape: dict[Shape, str] = {}
@@ -69,6 +81,11 @@ class Builder:
             shape = self.shapes[name]
             if isinstance(shape, Obj | Union):
                 self.by_shape.setdefault(shape, name)
+        if self.reuse is not None:
+            for source in (self.shapes, self.reuse[0]):
+                for name in sorted(source):
+                    if isinstance(source[name], Obj | Union) and _worth_reusing(source[name]):
+                        self.by_expanded.setdefault(canonical(source[name], source), name)
         for name in sorted(self.shapes):
             self.define(name)
         for key in sorted(self.sites, key=self._site_order):
@@ -132,6 +149,9 @@ class Builder:
             return T(
                 "dict", args=(self.type_of(shape.value, ctx + "Value", origin + "{}", anchor),)
             )
+        reused = self.reused(shape)
+        if reused is not None:
+            return reused
         if isinstance(shape, Obj):
             # An inline object reuses a named definition of the same shape only where
             # that recovers the source's intent: as a union variant (a generator inlined
@@ -144,12 +164,27 @@ class Builder:
             if known is not None and variant:
                 return T("ref", known)
             name = self.fresh(ctx)
+            if self.reuse is not None and _worth_reusing(shape):
+                # later inline copies of this very object refer to this one
+                self.by_expanded.setdefault(canonical(shape, self.shapes), name)
             self.structs[name] = self.make_struct(name, shape, origin, anchor)
             return T("ref", name)
         known = self.by_shape.get(shape)
         if known is not None:
             return T("ref", known)
         return self.union(shape, ctx, origin, anchor, named=None)
+
+    def reused(self, shape: Shape) -> T | None:
+        if self.reuse is None or not isinstance(shape, Obj | Union):
+            return None
+        known = self.by_expanded.get(canonical(shape, self.shapes))
+        if known is None:
+            return None
+        core_structs = self.reuse[1]
+        if known not in self.shapes and known in core_structs:
+            # the core's struct, for union decisions; imported when unchanged
+            self.structs.setdefault(known, core_structs[known])
+        return T("ref", known)
 
     def union(self, shape: Union, ctx: str, origin: str, anchor: str, named: str | None) -> T:
         members = []
@@ -396,6 +431,15 @@ class Builder:
             live.add(name)
             todo.extend(by_name[name].refs())
         return [s for s in structs if s.name in live]
+
+
+def _worth_reusing(shape: Shape) -> bool:
+    """Equal shapes name the same thing only when there is enough of them: an object of
+    one or two optional keys (`{_meta}`) matches too many unrelated definitions."""
+    if isinstance(shape, Union):
+        return True
+    assert isinstance(shape, Obj)
+    return len(shape.props) >= 3 or bool(shape.required)
 
 
 def _variant_suffix(member: Shape, index: int, preference: tuple[str, ...]) -> str:

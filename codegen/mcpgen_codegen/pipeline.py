@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcpgen_codegen.config import GenerationError, Patch, Pin, Policy
+from mcpgen_codegen.hoist import hoist_local_definitions
 from mcpgen_codegen.ir import AliasIR, ModuleIR, StructIR
 from mcpgen_codegen.lower import Builder
 from mcpgen_codegen.patching import apply_patches
@@ -36,9 +37,13 @@ def build_module(
 ) -> ModuleIR:
     schema = apply_patches(schema, pin.version, patches)
     defs, prefix = definitions(schema)
+    defs = hoist_local_definitions(defs, prefix, policy.local_definitions)
     normalizer = Normalizer(defs, prefix, policy)
     shapes: dict[str, Shape] = {name: normalizer.definition(name) for name in defs}
-    builder = Builder(shapes, policy)
+    reuse = None
+    if core is not None and pin.version in policy.reuse_shapes:
+        reuse = (core.shapes, {s.name: s for s in core.structs})
+    builder = Builder(shapes, policy, reuse)
     structs, aliases = builder.build()
     methods = build_methods(shapes, {s.name: s for s in structs}, policy)
     imports: tuple[str, ...] = ()
@@ -56,6 +61,11 @@ def build_module(
                 pin.version, structs, aliases, imports, core, entry
             )
             methods = sorted([*methods, *copied], key=lambda m: m.method)
+        # a method row may name a core definition (a result the extension's schema lacks)
+        local = {s.name for s in structs} | {a.name for a in aliases}
+        core_names = {s.name for s in core.structs} | {a.name for a in core.aliases}
+        named = {n for m in methods for n in (m.message, m.params, m.result) if n is not None}
+        imports = tuple(sorted(set(imports) | ((named - local) & core_names)))
         context_dependent |= set(imports) & set(core.context_dependent)
     variants, lenient = lenient_variants(structs, methods, pin.role, policy)
     return ModuleIR(
@@ -78,6 +88,7 @@ def build_module(
         context_dependent=tuple(sorted(context_dependent)),
         lenient=tuple(lenient),
         extended=extended,
+        shapes=shapes,
     )
 
 
@@ -94,17 +105,27 @@ def _share_with_core(
     mine: dict[str, StructIR | AliasIR] = {s.name: s for s in structs}
     mine.update({a.name: a for a in aliases})
     shared = {n for n, item in mine.items() if core_items.get(n) == item.shape_key()}
+    # Core names this module refers to without a copy of its own (an extension that
+    # reuses the core's definitions): imported as they are.
+    outside = set(core_items) - set(mine)
     changed = True
     while changed:
         changed = False
         for n in sorted(shared):
-            if not mine[n].refs() <= shared:
+            if not mine[n].refs() <= shared | outside:
                 shared.discard(n)
                 changed = True
     divergent = tuple(sorted(n for n in mine if n in core_items and n not in shared))
+    kept_structs = [s for s in structs if s.name not in shared]
+    kept_aliases = [a for a in aliases if a.name not in shared]
+    used: set[str] = set()
+    for struct in kept_structs:
+        used |= struct.refs()
+    for alias in kept_aliases:
+        used |= alias.refs()
     return (
-        [s for s in structs if s.name not in shared],
-        [a for a in aliases if a.name not in shared],
-        tuple(sorted(shared)),
+        kept_structs,
+        kept_aliases,
+        tuple(sorted(shared | (used & outside))),
         divergent,
     )

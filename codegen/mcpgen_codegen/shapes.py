@@ -146,6 +146,8 @@ class Normalizer:
             return OPEN_MAP
         out: list[tuple[str, Shape]] = []
         for wire, sub in props.items():
+            if sub is False or sub == {"not": {}}:
+                continue  # a key that may never be present: no field at all
             if wire in self.policy.open_properties or f"{owner}.{wire}" in self.policy.open_fields:
                 out.append((wire, OPEN_MAP))
             else:
@@ -227,6 +229,29 @@ def _lit_and(lit: Lit, other: Scalar | Lit, owner: str) -> Lit:
     if not values:
         raise GenerationError(f"{owner}: allOf leaves no value for {lit} and {other}")
     return Lit(values)
+
+
+def canonical(shape: Shape, shapes: dict[str, Shape], stack: tuple[str, ...] = ()) -> Shape:
+    """A key for "means the same": every `Ref` replaced by what it names (except a
+    definition that reaches itself), keys, literal values and union members in one
+    order. It is the form in which an emitter that inlines every reference (Zod's)
+    writes a definition, so such copies can be matched against named definitions."""
+    if isinstance(shape, Ref):
+        if shape.name in stack or shape.name not in shapes:
+            return shape
+        return canonical(shapes[shape.name], shapes, (*stack, shape.name))
+    if isinstance(shape, Arr):
+        return Arr(canonical(shape.item, shapes, stack))
+    if isinstance(shape, Map):
+        return Map(canonical(shape.value, shapes, stack))
+    if isinstance(shape, Lit):
+        return Lit(tuple(sorted(shape.values, key=repr)))
+    if isinstance(shape, Obj):
+        props = sorted((wire, canonical(sub, shapes, stack)) for wire, sub in shape.props)
+        return Obj(tuple(props), shape.required)
+    if isinstance(shape, Union):
+        return Union(tuple(sorted((canonical(m, shapes, stack) for m in shape.members), key=repr)))
+    return shape
 
 
 def simplify(union: Union) -> Shape:

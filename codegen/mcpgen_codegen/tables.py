@@ -64,7 +64,7 @@ def build_methods(
         message = candidates[0]
         shape = shapes[message]
         assert isinstance(shape, Obj)
-        kind = kinds.get(method) or ("request" if shape.prop("id") is not None else "notification")
+        kind = kinds.get(method) or _kind_of(message, shape)
         found = directions.get(method, set())
         if found >= {"client_to_server", "server_to_client"}:
             direction: Direction = "both"
@@ -190,3 +190,12 @@ def constant_case(text: str) -> str:
     text = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", text)
     text = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", text)
     return re.sub(r"[^0-9A-Za-z]+", "_", text).strip("_").upper()
+
+
+def _kind_of(message: str, shape: Obj) -> str:
+    """A message no union classifies: one with an `id` is a request; so is one named
+    `...Request` (the MCP Apps schema describes its messages without the JSON-RPC
+    envelope)."""
+    if shape.prop("id") is not None or message.endswith("Request"):
+        return "request"
+    return "notification"

@@ -11,6 +11,12 @@
 # $PYTHON, else the checkout's .venv, else python3), --spec SPEC (the server, default
 # examples/everything.py:server). Needs redis-server and nginx (Debian packages);
 # runs as any user: every file it writes lives in its temporary directory.
+#
+# A protected cluster: the `mcpgen serve` authorization options go to every worker,
+# e.g. --auth-issuer URL --auth-jwks-uri URL (or --auth-introspection URL
+# --auth-client-id ID, the secret in MCPGEN_AUTH_CLIENT_SECRET), --auth-scope S
+# (repeatable), --auth-dpop MODE; --auth-resource defaults to http://127.0.0.1:P/mcp,
+# the URL clients use through nginx. DPoP proofs' jti are kept in the cluster's Redis.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -18,6 +24,8 @@ repo="$(cd "$here/../.." && pwd)"
 port=8080
 workers=2
 spec="$repo/examples/everything.py:server"
+auth_args=()
+resource_given=""
 python="${PYTHON:-}"
 if [[ -z "$python" ]]; then
     if [[ -x "$repo/.venv/bin/python" ]]; then python="$repo/.venv/bin/python"; else python=python3; fi
@@ -29,13 +37,18 @@ while (($#)); do
     --workers) workers="$2"; shift 2 ;;
     --python) python="$2"; shift 2 ;;
     --spec) spec="$2"; shift 2 ;;
-    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --auth-resource) resource_given=1; auth_args+=("$1" "$2"); shift 2 ;;
+    --auth-*) auth_args+=("$1" "$2"); shift 2 ;;
+    -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
 if ! [[ "$workers" =~ ^[1-9][0-9]*$ && "$port" =~ ^[0-9]+$ ]]; then
     echo "run.sh: --workers and --port take positive numbers" >&2
     exit 2
+fi
+if ((${#auth_args[@]})) && [[ -z "$resource_given" ]]; then
+    auth_args+=(--auth-resource "http://127.0.0.1:$port/mcp")
 fi
 
 find_tool() {
@@ -115,7 +128,8 @@ export MCPGEN_STATE_KEYS MCPGEN_REDIS_URL="$redis_url"
 start_worker() {  # INDEX
     local wport="${worker_ports[$1]}"
     (cd "$repo" && exec "$python" -m mcpgen serve "$spec" --transport http \
-        --host 127.0.0.1 --port "$wport" --redis "$redis_url") >>"$tmp/worker$1.log" 2>&1 &
+        --host 127.0.0.1 --port "$wport" --redis "$redis_url" ${auth_args[@]+"${auth_args[@]}"}) \
+        >>"$tmp/worker$1.log" 2>&1 &
     worker_pids[$1]=$!
 }
 for ((i = 0; i < workers; i++)); do start_worker "$i"; done

@@ -35,7 +35,10 @@ class MethodInfo(NamedTuple):
 
     method: str
     kind: Literal["request", "notification"]
-    direction: Literal["client_to_server", "server_to_client", "both", "input"]
+    # app_to_host / host_to_app: MCP Apps messages between a view and its host
+    direction: Literal[
+        "client_to_server", "server_to_client", "both", "input", "app_to_host", "host_to_app"
+    ]
     message: type[MCPStruct]
     params: Any  # the params struct (or union alias); None when the message has none
     params_required: bool

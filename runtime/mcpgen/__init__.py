@@ -24,6 +24,7 @@ from mcpgen._errors import (
     TransportTimeoutError,
 )
 from mcpgen._server import CacheHint, Channel, Session
+from mcpgen._server._apps import APP_MIME_TYPE, UI_EXTENSION
 from mcpgen._server._content import (
     audio,
     embedded_blob,
@@ -46,6 +47,8 @@ from mcpgen._server._defs import Header
 from mcpgen._server._elicited import Elicited
 
 __all__ = [
+    "APP_MIME_TYPE",
+    "App",
     "CacheHint",
     "CallbackError",
     "Channel",
@@ -76,6 +79,7 @@ __all__ = [
     "ToolTask",
     "TransportError",
     "TransportTimeoutError",
+    "UI_EXTENSION",
     "VerdictCache",
     "__version__",
     "audio",
@@ -89,12 +93,14 @@ __all__ = [
     "sample",
     "structured",
     "text",
+    "tool_app",
     "tool_error",
 ]
 
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from mcpgen._api_apps import App, tool_app
     from mcpgen._api_client import Client
     from mcpgen._api_lists import ReadResult
     from mcpgen._api_tasks import ToolTask
@@ -111,6 +117,8 @@ if TYPE_CHECKING:
 
 _CLIENT_SIDE = frozenset(
     {
+        "App",
+        "tool_app",
         "CallbackError",
         "Client",
         "ElicitationCallback",
@@ -134,9 +142,9 @@ def __getattr__(name: str) -> Any:
         globals()["Proxy"] = Proxy
         return Proxy
     if name in _CLIENT_SIDE:  # loaded on first use: a server does not pay for the client
-        from mcpgen import _api_client, _api_tasks, _callbacks, _client  # noqa: PLC0415
+        from mcpgen import _api_apps, _api_client, _api_tasks, _callbacks, _client  # noqa: PLC0415
 
-        for module in (_api_client, _api_tasks, _callbacks, _client):
+        for module in (_api_apps, _api_client, _api_tasks, _callbacks, _client):
             if hasattr(module, name):
                 globals()[name] = value = getattr(module, name)
                 return value

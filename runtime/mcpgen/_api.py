@@ -21,6 +21,7 @@ from mcpgen._api_run import run_http, run_stdio
 from mcpgen._api_setup import milliseconds, redis_stores, worker_threads
 from mcpgen._errors import ConfigurationError
 from mcpgen._server import CacheHint, Channel, Registry, ServerCore, Session
+from mcpgen._server._apps import APP_MIME_TYPE, UI_EXTENSION, AppSource, app_reader
 from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, ChangeEvent
 from mcpgen._server._defs import PromptOptions, ResourceOptions, TemplateOptions, ToolOptions
 from mcpgen._server._scopes import RegistryScopes
@@ -29,6 +30,7 @@ from mcpgen.stores import Bus, KeyRing, TaskStore
 from mcpgen.telemetry import session_class
 from mcpgen.transports._lifespan import Lifespan, LifespanFactory
 from mcpgen_types import latest as t
+from mcpgen_types.ext_apps import McpUiResourceMeta
 
 if TYPE_CHECKING:
     from mcpgen.stores.redis import RedisStores
@@ -241,6 +243,32 @@ class Server:
         """Register a static resource (text or bytes); the options are those of `resource`."""
         self._swap(RESOURCES, with_resource(self._registry, uri, None, options, content))
 
+    def add_app_resource(
+        self,
+        uri: str,
+        source: AppSource,
+        *,
+        ui: McpUiResourceMeta | None = None,
+        **options: Unpack[ResourceOptions],
+    ) -> None:
+        """Register an MCP App: the HTML a host renders in a sandboxed frame for the tools
+        linked to it (`@server.tool(app=uri)`). `source` is the HTML, a `Path` to a file
+        (read at every read) or a function returning it (sync or async); `ui` what the
+        host should allow the frame (CSP domains, permissions, its own origin, a border).
+        The resource is served as `text/html;profile=mcp-app` with `_meta.ui`, in the list
+        and on every read, and the server declares the extension. Other options are those
+        of `resource` (name, title, description, scopes, ...)."""
+        reader = app_reader(uri, source, ui)
+        listed = dict(options.get("meta") or {})
+        if ui is not None:
+            listed["ui"] = msgspec.to_builtins(ui)
+        resource = ResourceOptions(**options)
+        resource.setdefault("name", uri.removeprefix("ui://"))
+        resource["mime_type"] = APP_MIME_TYPE
+        resource["meta"] = listed or None
+        self._extensions.setdefault(UI_EXTENSION, {})
+        self._swap(RESOURCES, with_resource(self._registry, uri, reader, resource))
+
     def remove_resource(self, uri: str) -> None:
         self._swap(RESOURCES, without(self._registry, "resources", uri, "resource"))
 
@@ -342,6 +370,8 @@ class Server:
         if self.redis is not None:
             store, events = store or self.redis.sessions, events or self.redis.events
         auth = options.pop("auth", None)  # an AuthSettings: bearer tokens required
+        if auth is not None and self.redis is not None:
+            auth.share_replay(self.redis.connection)  # DPoP proofs: one replay cache
         features = None if auth is None else RegistryScopes(lambda: self._registry)
         if auth is not None and auth.hide_unauthorized:
             self._update("", hide_unauthorized=True)

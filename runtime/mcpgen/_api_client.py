@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import AsyncIterator, Coroutine, Sequence
+from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Self, Unpack, cast, overload
 
 import msgspec
 
 from mcpgen import _callbacks as cb
+from mcpgen._api_apps import App, app_capabilities, read_app
 from mcpgen._api_lists import ReadResult, cached, concrete, header_checked, pages
 from mcpgen._api_options import ClientOptions
 from mcpgen._api_tasks import DEFAULT_TASK_TIMEOUT, Tasks, ToolTask
@@ -54,6 +55,9 @@ class Client:
     callbacks and its result cache. `verdicts`: where era probes' verdicts are cached
     (each trusted for its TTL); by default one cache shared by the process.
     `telemetry=True` (or `MCPGEN_OTEL=1`): OpenTelemetry spans and metrics.
+    `extensions`: extensions this application handles, declared in the client's
+    capabilities; `apps=True` declares MCP Apps (`io.modelcontextprotocol/ui`): the
+    application renders apps (`read_app`), so servers may link tools to them.
     """
 
     def __init__(
@@ -75,6 +79,8 @@ class Client:
         cache: bool = True,
         verdicts: VerdictCache | None = None,
         telemetry: bool | None = None,
+        extensions: Mapping[str, Mapping[str, Any]] | None = None,
+        apps: bool = False,
     ) -> None:
         self.callbacks = cb.Callbacks(
             on_elicitation=on_elicitation,
@@ -84,6 +90,11 @@ class Client:
             elicitation_modes=elicitation_modes,
         )
         caps, legacy_caps = self.callbacks.capabilities()
+        declared = {**(app_capabilities() if apps else {}), **(extensions or {})}
+        if declared:  # extensions the application handles itself (apps: it renders them)
+            caps["extensions"] = legacy_caps["extensions"] = {
+                k: dict(v) for k, v in declared.items()
+            }
         core = ClientCore(
             t.Implementation(name=name, version=version),
             caps,
@@ -363,6 +374,11 @@ class Client:
         fetch = functools.partial(self.request, "resources/read", {"uri": uri})
         read = await cached(self.cache, ("resources/read", uri), fetch, refresh)
         return concrete(cast(t.ReadResourceResult, read))
+
+    async def read_app(self, app: str | t.Tool) -> App:
+        """An MCP App by its `ui://` URI or through a tool linked to one (`tool_app`):
+        its HTML and what the server asks of the frame that shows it."""
+        return await read_app(self.read_resource, app)
 
     async def list_prompts(
         self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TypedDict
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
 
 from mcpgen._callbacks import (
     ElicitationCallback,
@@ -35,3 +35,5 @@ class ClientOptions(TypedDict, total=False):
     cache: bool
     verdicts: VerdictCache | None
     telemetry: bool | None
+    extensions: Mapping[str, Mapping[str, Any]] | None
+    apps: bool

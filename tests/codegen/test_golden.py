@@ -22,6 +22,7 @@ import msgspec
 import pytest
 
 from mcpgen_codegen.config import GenerationError, Pin, Policy, policy_from_dict
+from mcpgen_codegen.hoist import hoist_local_definitions
 from mcpgen_codegen.ir import ModuleIR
 from mcpgen_codegen.pipeline import build_module
 from mcpgen_codegen.render import format_source, render_module
@@ -358,3 +359,66 @@ def test_lenient_keys_must_be_objects() -> None:
     policy["lenient"]["keys"] = ["_meta", "url"]
     with pytest.raises(GenerationError, match=r"FetchRequestParams.url: \[lenient\].keys"):
         build_module(schema, _pin("x", b"", "x"), (), policy_from_dict(policy))
+
+
+def test_inlined_extension_behaviour() -> None:
+    """A schema that inlines every reference (as the MCP Apps one does) still yields one
+    class per thing: copies of the core's blocks are the core's classes, both inline
+    sizes are `UiSize`, the private recursive value is the core's `Value`."""
+    m = load_expected("inlined_extension")
+    core = sys.modules["mcpgen_types.inlined_extension_core"]
+    assert m.TextBlock is core.TextBlock and m.ImageBlock is core.ImageBlock
+    assert m.Value is core.Value
+    assert not hasattr(m, "CORE_DIVERGENCES")  # no copy of a core definition differs
+    params = m.UiShowRequestParams.__annotations__
+    assert params["size"] == "UiSize | UnsetType"
+    assert m.UiShowRequestParamsBlocksItemVariant3.__annotations__["size"] == "UiSize | UnsetType"
+    assert "legacy" not in {f.name for f in msgspec.structs.fields(m.UiShowRequestParams)}
+    wire = {
+        "method": "ui/show",
+        "params": {
+            "blocks": [
+                {"type": "text", "text": "hi", "note": {"audience": ["user"]}},
+                {"type": "image", "data": "AA==", "mimeType": "image/png"},
+                {"type": "video", "uri": "v://1", "size": {"width": 1, "height": 2.5}},
+            ],
+            "state": {"a": [1, "x", {"b": 2}]},
+        },
+    }
+    obj, back = roundtrip(m.UiShowRequest, wire)
+    assert back == wire
+    assert isinstance(obj.params.blocks[0], core.TextBlock)
+    show, hidden = m.METHODS["ui/show"], m.METHODS["ui/notifications/hidden"]
+    assert (show.kind, show.direction, show.result) == ("request", "app_to_host", m.UiShowResult)
+    assert (hidden.kind, hidden.direction) == ("notification", "host_to_app")
+
+
+def test_local_definitions_need_a_name_and_must_agree() -> None:
+    value = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"$ref": "#/$defs/__v"}}]}
+    defs = {
+        "A": {
+            "type": "object",
+            "properties": {"v": {"$ref": "#/$defs/__v"}},
+            "$defs": {"__v": value},
+        },
+        "B": {
+            "type": "object",
+            "properties": {"v": {"$ref": "#/$defs/__v"}},
+            "$defs": {"__v": value},
+        },
+    }
+    with pytest.raises(GenerationError, match="local_definitions"):
+        hoist_local_definitions(defs, "#/$defs/", {})
+    lifted = hoist_local_definitions(defs, "#/$defs/", {"__v": "Value"})
+    assert lifted["A"]["properties"]["v"] == {"$ref": "#/$defs/Value"}
+    assert lifted["Value"]["anyOf"][1]["items"] == {"$ref": "#/$defs/Value"}
+    assert "$defs" not in lifted["B"] and "__v" not in lifted
+    other = {
+        "type": "object",
+        "properties": {"v": {"$ref": "#/$defs/__v"}},
+        "$defs": {"__v": {"type": "integer"}},
+    }
+    with pytest.raises(GenerationError, match="differs between owners"):
+        hoist_local_definitions({**defs, "C": other}, "#/$defs/", {"__v": "Value"})
+    with pytest.raises(GenerationError, match="is taken"):
+        hoist_local_definitions({**defs, "Value": {"type": "string"}}, "#/$defs/", {"__v": "Value"})

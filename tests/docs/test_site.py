@@ -69,6 +69,7 @@ REFERENCE = {
     "mcpgen.stubs": "stubs",
     "mcpgen_types.v2026_07_28": "types/v2026_07_28",
     "mcpgen_types.ext_tasks": "types/ext_tasks",
+    "mcpgen_types.ext_apps": "types/ext_apps",
 }
 
 

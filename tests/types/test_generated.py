@@ -309,3 +309,55 @@ def test_the_runtime_defines_no_message_types_of_its_own() -> None:
         if c.__module__.split(".")[0] == "mcpgen"  # other tests define their own: not ours
     )
     assert not foreign
+
+
+def test_apps_extension_has_every_definition_and_shares_core_classes() -> None:
+    from mcpgen_types import ext_apps
+
+    assert ext_apps.EXTENSION_ID == "io.modelcontextprotocol/ui"
+    own = [n for n in ext_apps.__all__ if n.startswith("McpUi") and "Request" not in n[5:]]
+    assert {"McpUiResourceMeta", "McpUiToolMeta", "McpUiClientCapabilities"} <= set(own)
+    # inline copies of core definitions are the core's classes
+    assert ext_apps.TextContent is v2026_07_28.TextContent
+    assert ext_apps.Implementation is v2026_07_28.Implementation
+    # and inline copies of its own definitions are those definitions
+    result = ext_apps.McpUiInitializeResult.__annotations__
+    assert result["host_capabilities"] == "McpUiHostCapabilities"
+    assert result["host_context"] == "McpUiHostContext"
+    requests = {m for m, i in ext_apps.METHODS.items() if i.kind == "request"}
+    assert requests == {
+        "ui/initialize",
+        "ui/message",
+        "ui/open-link",
+        "ui/download-file",
+        "ui/request-display-mode",
+        "ui/update-model-context",
+        "ui/resource-teardown",
+    }
+    assert {i.direction for i in ext_apps.METHODS.values()} == {"app_to_host", "host_to_app"}
+    assert ext_apps.METHODS["ui/update-model-context"].result is v2026_07_28.EmptyResult
+
+
+def test_apps_messages_decode_to_typed_structs() -> None:
+    from mcpgen_types import ext_apps
+
+    message = {
+        "method": "ui/message",
+        "params": {"role": "user", "content": [{"type": "text", "text": "sort by price"}]},
+    }
+    decoded = msgspec.convert(message, ext_apps.McpUiMessageRequest)
+    assert isinstance(decoded.params.content[0], v2026_07_28.TextContent)
+    assert msgspec.to_builtins(decoded) == message
+    meta = {
+        "resourceUri": "ui://table/view.html",
+        "visibility": ["app"],
+    }
+    tool_meta = msgspec.convert(meta, ext_apps.McpUiToolMeta)
+    assert tool_meta.visibility == ["app"]
+    resource = {
+        "csp": {"connectDomains": ["https://api.example.com"], "resourceDomains": []},
+        "prefersBorder": True,
+    }
+    assert msgspec.to_builtins(msgspec.convert(resource, ext_apps.McpUiResourceMeta)) == resource
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.convert({"visibility": ["everyone"]}, ext_apps.McpUiToolMeta)

@@ -66,7 +66,8 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 @pytest.mark.parametrize("version", sorted(MODULES))
 def test_every_tagged_struct_exposes_its_tag(version: str) -> None:
     structs = tagged(MODULES[version])
-    assert len(structs) >= 10
+    # the Apps extension's content blocks are the core's: one tagged struct of its own
+    assert len(structs) >= (1 if version == "ext-apps" else 10)
     for cls in structs:
         config = cls.__struct_config__
         attr = config.tag_field

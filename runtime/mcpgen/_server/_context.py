@@ -20,10 +20,12 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from msgspec import UNSET
 
+from mcpgen._server._apps import ui_capability
 from mcpgen._server._awaits import DEFAULT_TIMEOUT, Awaits, await_input
 from mcpgen._server._call import Call
 from mcpgen._server._elicited import Elicited, form_schema, validated
 from mcpgen_types import latest as t
+from mcpgen_types.ext_apps import McpUiClientCapabilities
 
 if TYPE_CHECKING:
     from mcpgen.auth._tokens import AccessToken
@@ -197,6 +199,12 @@ class Context:
     @property
     def client_capabilities(self) -> t.ClientCapabilities:
         return self._call.capabilities()
+
+    @property
+    def ui(self) -> McpUiClientCapabilities | None:
+        """What the client declared of MCP Apps; None when it cannot render an app (a tool
+        linked to one then answers with content that stands on its own)."""
+        return ui_capability(self._call.caps)
 
     @property
     def client_info(self) -> t.Implementation | None:

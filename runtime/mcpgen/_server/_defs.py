@@ -14,6 +14,7 @@ import msgspec
 from msgspec import UNSET
 
 from mcpgen._errors import ConfigurationError
+from mcpgen._server._apps import app_tool_meta
 from mcpgen._server._arguments import (
     EMPTY,
     Binder,
@@ -28,6 +29,7 @@ from mcpgen._server._arguments import (
 from mcpgen._server._templates import UriTemplate
 from mcpgen._server._visible import scope_set
 from mcpgen_types import latest as t
+from mcpgen_types.ext_apps import McpUiToolMeta
 
 __all__ = [
     "CompletionDef",
@@ -96,13 +98,17 @@ class ToolOptions(_Options, total=False):
     """Keywords of `Server.tool` and `Server.add_tool`: name, title, description,
     annotations, input_schema (a raw JSON Schema, validated with jsonschema-rs, instead of
     typed parameters), output_schema (default: from the return annotation), icons, meta,
-    task, detach and threaded (False: a sync handler runs on the event loop's thread)."""
+    task, detach, app (MCP Apps) and threaded (False: a sync handler runs on the event
+    loop's thread)."""
 
     annotations: t.ToolAnnotations | None
     input_schema: dict[str, Any] | None
     output_schema: dict[str, Any] | None
     task: TaskSupport | None
     detach: bool
+    # MCP Apps: the `ui://` resource the host renders with this tool's results, or the
+    # whole link (`McpUiToolMeta(resource_uri=..., visibility=["app"])` for app-only)
+    app: str | McpUiToolMeta | None
 
 
 def _check(options: Mapping[str, object], allowed: frozenset[str], what: str) -> None:
@@ -210,7 +216,7 @@ def build_tool(
         output_schema=_opt(explicit_output if explicit_output is not None else auto_output),
         annotations=_opt(options.get("annotations")),
         icons=_opt(options.get("icons")),
-        meta=_opt(options.get("meta")),
+        meta=_opt(_tool_meta(options)),
     )
     return ToolDef(
         name=tool_name,
@@ -226,6 +232,11 @@ def build_tool(
         scopes=scope_set(options.get("scopes")),
         threaded=options.get("threaded", True),
     )
+
+
+def _tool_meta(options: ToolOptions) -> dict[str, Any] | None:
+    app = options.get("app")
+    return options.get("meta") if app is None else app_tool_meta(app, options.get("meta"))
 
 
 def build_resource(

@@ -23,6 +23,7 @@ from msgspec import UNSET
 from mcpgen import _jsonrpc as rpc
 from mcpgen import _protocol as proto
 from mcpgen._errors import McpError
+from mcpgen._server._apps import declared_extensions
 from mcpgen._server._awaits import InputPending
 from mcpgen._server._batch import receive_batch
 from mcpgen._server._bridge import LegacyBridge
@@ -279,6 +280,9 @@ class Session:
         requested = init.protocol_version
         version = requested if requested in proto.LEGACY else proto.LEGACY[-1]
         caps: dict[str, Any] = msgspec.to_builtins(init.capabilities)
+        extensions = declared_extensions(raw)
+        if extensions:  # no legacy revision types them; handlers still see them (ctx.ui)
+            caps["extensions"] = extensions
         self.legacy = LegacyState(version, caps, msgspec.to_builtins(init.client_info))
         self.bridge = LegacyBridge(version, caps, self.core.loop)
         self.core.legacy_sessions.add(self)

@@ -1,4 +1,4 @@
-"""The client commands: `mcpgen discover | tools | call | read | prompts | prompt |
+"""The client commands: `mcpgen discover | tools | call | read | app | prompts | prompt |
 resources | templates TARGET`.
 
 TARGET, last, is an http(s) URL (which may come first as well), or a stdio server
@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
 import typer
 
+from mcpgen._api_apps import App, tool_app
 from mcpgen._api_client import Client
 from mcpgen.cli._progress import Watcher
 from mcpgen.cli._run import Common, client_command, show_content, split
@@ -81,7 +83,48 @@ def tools(words: list[str], opts: Common) -> None:
         props = tool.input_schema.get("properties") or {}
         required = set(tool.input_schema.get("required") or ())
         args = ", ".join(f"{n}{'' if n in required else '?'}" for n in props)
-        typer.echo(f"{tool.name}({args}){_first_line(tool.description)}")
+        typer.echo(f"{tool.name}({args}){_app_mark(tool)}{_first_line(tool.description)}")
+
+
+def _app_mark(tool: t.Tool) -> str:
+    """` [app ui://...]` for a tool linked to an MCP App (`app-only` when the model is
+    not to see it)."""
+    link = tool_app(tool)
+    if link is None:
+        return ""
+    only = (
+        " app-only"
+        if link.visibility is not msgspec.UNSET and "model" not in link.visibility
+        else ""
+    )
+    return f" [app{only} {link.resource_uri}]"
+
+
+@client_command
+def app(words: list[str], opts: Common) -> None:
+    """Print a tool's MCP App (or the app at a ui:// URI), or write it to FILE:
+    app [URL] TOOL|UI-URI [FILE] [-- COMMAND]."""
+    target, own = split(words)
+    if not own:
+        raise typer.BadParameter("name the tool (or the ui:// URI) whose app to show")
+    wanted = own[0]
+
+    async def work(client: Client) -> App:
+        if wanted.startswith("ui://"):
+            return await client.read_app(wanted)
+        tools = {tool.name: tool for tool in await client.list_tools()}
+        if wanted not in tools:
+            raise typer.BadParameter(f"the server has no tool {wanted!r}")
+        return await client.read_app(tools[wanted])
+
+    found, version = opts.run(target, work)
+    if opts.printed(found, version):
+        return
+    if len(own) > 1:
+        Path(own[1]).write_text(found.html, encoding="utf-8")
+        typer.echo(f"{found.uri} -> {own[1]} ({len(found.html.encode())} bytes)", err=True)
+    else:
+        typer.echo(found.html)
 
 
 def _repeats(block: t.ContentBlock, structured: object) -> bool:
@@ -215,6 +258,7 @@ COMMANDS: tuple[Callable[..., None], ...] = (
     tools,
     call,
     read,
+    app,
     prompts,
     prompt,
     resources,

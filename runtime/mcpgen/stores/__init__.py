@@ -1,5 +1,5 @@
 """Where shared server state lives: the interfaces (`SessionStore`, `Bus`, `TaskStore`,
-`EventStore`, `KeyRing`) and their in-memory implementations.
+`EventStore`, `KeyRing`, `ReplayCache`) and their in-memory implementations.
 
 A deployment with several workers plugs shared implementations of the same interfaces
 in; `tests/stores/` holds the contract every implementation passes. This package knows
@@ -27,6 +27,7 @@ from mcpgen.stores._interfaces import (
     Unsubscribe,
 )
 from mcpgen.stores._keys import InMemoryKeyRing
+from mcpgen.stores._replay import InMemoryReplayCache, ReplayCache
 from mcpgen.stores._sessions import InMemorySessionStore
 from mcpgen.stores._tasks import InMemoryTaskStore
 
@@ -38,10 +39,12 @@ __all__ = [
     "InMemoryBus",
     "InMemoryEventStore",
     "InMemoryKeyRing",
+    "InMemoryReplayCache",
     "InMemorySessionStore",
     "InMemoryTaskStore",
     "KeyRing",
     "Replay",
+    "ReplayCache",
     "ReplyEvent",
     "SessionState",
     "SessionStore",

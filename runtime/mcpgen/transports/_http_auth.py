@@ -89,6 +89,9 @@ async def guarded(app: _App, gate: AuthGate, scope: Scope, receive: Receive, sen
         return
     scope["mcpgen.principal"] = access.subject or access.client_id  # `access.principal`
     scope["mcpgen.auth"] = access
+    nonce = scope.get("mcpgen.dpop_nonce")  # the next DPoP nonce (`mcpgen.auth._dpop`)
+    if nonce is not None:
+        send = _with_nonce(send, nonce.encode())
     features = gate.features
     if scope["method"] != "POST" or features is None or not features.scoped:
         await app._http(scope, receive, send)
@@ -103,6 +106,20 @@ async def guarded(app: _App, gate: AuthGate, scope: Scope, receive: Receive, sen
         await json_response(send, refused[1], refused[0], refused[2])
         return
     await app._http(scope, _replay(body, receive), send)
+
+
+def _with_nonce(send: Send, nonce: bytes) -> Send:
+    """`send` adding `DPoP-Nonce` (and no-store, as a nonce must not be cached) to the
+    response's headers."""
+
+    async def sending(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            extra = [(b"dpop-nonce", nonce), (b"cache-control", b"no-store")]
+            kept = [h for h in message.get("headers", []) if h[0].lower() != b"cache-control"]
+            message = {**message, "headers": [*kept, *extra]}
+        await send(message)
+
+    return sending
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

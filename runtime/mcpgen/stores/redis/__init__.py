@@ -1,6 +1,7 @@
 """The stores on Redis (the `redis` extra: redis-py's asyncio client), for several
 workers behind one endpoint: `RedisSessionStore`, `RedisBus`, `RedisTaskStore`,
-`RedisEventStore`, all on one `Connection` (a URL and a key prefix).
+`RedisEventStore` (and `RedisReplayCache`, for DPoP proofs), all on one `Connection`
+(a URL and a key prefix).
 
 `RedisStores.from_url(url)` builds the four together; `Server(redis=url)` (or
 `MCPGEN_REDIS_URL`) does it for a server. State is encoded with msgspec (msgpack),
@@ -19,6 +20,7 @@ import msgspec
 from mcpgen.stores.redis._base import DEFAULT_PREFIX, Connection, redacted
 from mcpgen.stores.redis._bus import RedisBus
 from mcpgen.stores.redis._events import RedisEventStore
+from mcpgen.stores.redis._replay import RedisReplayCache
 from mcpgen.stores.redis._sessions import RedisSessionStore
 from mcpgen.stores.redis._tasks import LEASE_LOST, RedisTaskStore
 
@@ -28,6 +30,7 @@ __all__ = [
     "Connection",
     "RedisBus",
     "RedisEventStore",
+    "RedisReplayCache",
     "RedisSessionStore",
     "RedisStores",
     "RedisTaskStore",
