@@ -19,6 +19,7 @@ default; `--json` prints the result as the negotiated revision puts it on the wi
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -29,6 +30,7 @@ import typer
 
 from mcpgen._api_apps import App, tool_app
 from mcpgen._api_client import Client
+from mcpgen._errors import McpError
 from mcpgen.cli._progress import Watcher
 from mcpgen.cli._run import Common, client_command, show_content, split
 from mcpgen_types import latest as t
@@ -157,7 +159,9 @@ def call(words: list[str], opts: Common) -> None:
 
     async def work(client: Client) -> t.CallToolResult:
         if client.era == "legacy" and "logging" in client.server_capabilities:
-            await client.set_log_level("info")  # a legacy session's level is session-wide
+            # A legacy session's level is session-wide; a server may not take it after all.
+            with contextlib.suppress(McpError):
+                await client.set_log_level("info")
         try:
             return await client.call_tool(own[0], arguments, progress=watcher.progress)
         finally:
