@@ -19,12 +19,14 @@ from mcpgen._errors import (
     HttpStatusError,
     McpError,
     ProtocolViolationError,
+    RequestTimeoutError,
     ToolError,
     TransportError,
     TransportTimeoutError,
 )
 from mcpgen._server import CacheHint, Channel, Session
 from mcpgen._server._apps import APP_MIME_TYPE, UI_EXTENSION
+from mcpgen._server._call import RequestInfo
 from mcpgen._server._content import (
     audio,
     embedded_blob,
@@ -53,7 +55,10 @@ __all__ = [
     "CallbackError",
     "Channel",
     "Client",
+    "ClientCallNext",
     "ClientError",
+    "ClientMiddleware",
+    "ClientRequest",
     "ConfigurationError",
     "ConnectError",
     "ConnectionClosedError",
@@ -69,6 +74,9 @@ __all__ = [
     "ProtocolViolationError",
     "Proxy",
     "ReadResult",
+    "RequestInfo",
+    "RequestTimeoutError",
+    "RetryPolicy",
     "RootsCallback",
     "SamplingCallback",
     "Server",
@@ -113,6 +121,12 @@ if TYPE_CHECKING:
         SamplingCallback,
     )
     from mcpgen._client import TaskCancelledError, TaskFailedError, VerdictCache
+    from mcpgen._client_side._middleware import (
+        ClientCallNext,
+        ClientMiddleware,
+        ClientRequest,
+        RetryPolicy,
+    )
     from mcpgen.proxy import Proxy
 
 _CLIENT_SIDE = frozenset(
@@ -121,10 +135,14 @@ _CLIENT_SIDE = frozenset(
         "tool_app",
         "CallbackError",
         "Client",
+        "ClientCallNext",
+        "ClientMiddleware",
+        "ClientRequest",
         "ElicitationCallback",
         "LogCallback",
         "ProgressCallback",
         "ReadResult",
+        "RetryPolicy",
         "RootsCallback",
         "SamplingCallback",
         "TaskCancelledError",
@@ -143,8 +161,9 @@ def __getattr__(name: str) -> Any:
         return Proxy
     if name in _CLIENT_SIDE:  # loaded on first use: a server does not pay for the client
         from mcpgen import _api_apps, _api_client, _api_tasks, _callbacks, _client  # noqa: PLC0415
+        from mcpgen._client_side import _middleware  # noqa: PLC0415
 
-        for module in (_api_apps, _api_client, _api_tasks, _callbacks, _client):
+        for module in (_api_apps, _api_client, _api_tasks, _callbacks, _client, _middleware):
             if hasattr(module, name):
                 globals()[name] = value = getattr(module, name)
                 return value

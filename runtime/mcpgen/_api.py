@@ -24,8 +24,11 @@ from mcpgen._server import CacheHint, Channel, Registry, ServerCore, Session
 from mcpgen._server._apps import APP_MIME_TYPE, UI_EXTENSION, AppSource, app_reader
 from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, ChangeEvent
 from mcpgen._server._defs import PromptOptions, ResourceOptions, TemplateOptions, ToolOptions
+from mcpgen._server._methods import read_own
 from mcpgen._server._scopes import RegistryScopes
 from mcpgen._server._state import Sealer
+from mcpgen._server_side._mount import Watcher, holding, imported, mounting
+from mcpgen._server_side._transform import TransformOptions, with_transformed
 from mcpgen.stores import Bus, KeyRing, TaskStore
 from mcpgen.telemetry import session_class
 from mcpgen.transports._lifespan import Lifespan, LifespanFactory
@@ -56,7 +59,10 @@ class Server:
     Tools registered with `task=` may run as tasks (the `io.modelcontextprotocol/tasks`
     extension); `task_ttl_seconds` and `task_poll_seconds` are what their tasks
     advertise as `ttlMs` and `pollIntervalMs` (a task is forgotten `ttlMs` after its
-    creation; None: never, until the server stops).
+    creation; None: never, until the server stops). One client (its principal; an
+    anonymous one, its address) may have `max_tasks_per_client` tasks running at once
+    (None: no bound); past it, a call asking for a task is refused with a JSON-RPC error
+    (-32029) until one ends.
 
     Shared state sits behind the interfaces of `mcpgen.stores`; the defaults keep it in
     this process. Several workers behind one endpoint pass shared ones: `bus` (change
@@ -103,6 +109,7 @@ class Server:
         extensions: Mapping[str, dict[str, Any]] | None = None,
         task_ttl_seconds: float | None = 3600.0,
         task_poll_seconds: float = 1.0,
+        max_tasks_per_client: int | None = 100,
         sync_workers: int | None = None,
         lifespan: LifespanFactory | None = None,
         redis: str | RedisStores | None = None,
@@ -114,6 +121,9 @@ class Server:
             None if task_ttl_seconds is None else milliseconds(task_ttl_seconds, "task_ttl_seconds")
         )
         self._task_poll_ms = milliseconds(task_poll_seconds, "task_poll_seconds")
+        if max_tasks_per_client is not None and max_tasks_per_client < 1:
+            raise ConfigurationError("max_tasks_per_client must be at least 1 (or None)")
+        self._max_tasks = max_tasks_per_client
         self.info = t.Implementation(
             name=name,
             version=version,
@@ -144,6 +154,7 @@ class Server:
         # Found by the transports (`lifespan_of`): they hold it while they serve.
         self.lifecycle = None if lifespan is None else Lifespan(lifespan, self, self._entered)
         self._session_type = session_class(telemetry)
+        self._watchers: list[Watcher] = []  # the servers this one is mounted in
 
     # -- the core --------------------------------------------------------------------------
     @property
@@ -166,7 +177,9 @@ class Server:
                 task_store=self._task_store,
                 task_ttl_ms=self._task_ttl_ms,
                 task_poll_ms=self._task_poll_ms,
+                max_tasks_per_client=self._max_tasks,
                 run_sync=self._threads,
+                read=read_own,
             )
             self._core.lifespan = self._lifespan_value
         return self._core
@@ -190,7 +203,13 @@ class Server:
         self._swap(kind, msgspec.structs.replace(self._registry, **changes))
 
     def _swap(self, kind: str, registry: Registry) -> None:
-        self._registry = registry
+        previous, self._registry = self._registry, registry
+        try:
+            for watcher in self._watchers:  # mounted: the parents serve the change too
+                watcher.changed(kind)
+        except ConfigurationError:
+            self._registry = previous  # a name a parent already serves: nothing changes
+            raise
         if self._core is not None:  # serving: swap the snapshot, tell listeners
             self._core.swap(registry, [kind])
 
@@ -223,6 +242,7 @@ class Server:
         self._swap(TOOLS, with_tool(self._registry, fn, options))
 
     def remove_tool(self, name: str) -> None:
+        """Unregister tool `name`; connected clients are told the list changed."""
         self._swap(TOOLS, without(self._registry, "tools", name, "tool"))
 
     # -- resources ---------------------------------------------------------------------------
@@ -270,6 +290,7 @@ class Server:
         self._swap(RESOURCES, with_resource(self._registry, uri, reader, resource))
 
     def remove_resource(self, uri: str) -> None:
+        """Unregister the resource at `uri`; connected clients are told the list changed."""
         self._swap(RESOURCES, without(self._registry, "resources", uri, "resource"))
 
     def resource_template(
@@ -329,17 +350,50 @@ class Server:
     # -- change notifications ------------------------------------------------------------------
     def _publish(self, event: ChangeEvent) -> None:
         self.core.bus.publish(event)
+        for watcher in self._watchers:
+            watcher.published(event)
+
+    # -- composition (docs/guide/composition.md) --------------------------------------------------
+    def mount(self, server: Server, namespace: str | None = None) -> None:
+        """Serve `server`'s features from this one, live, as `namespace_name` and
+        `scheme://namespace/rest`, its lifespan entered with this one's; a name or URI
+        taken raises ConfigurationError (docs/guide/composition.md)."""
+        mounted, registry = mounting(self, server, namespace)
+        self._swap_all(registry)
+        server._watchers.append(mounted)
+        if server.lifecycle is not None:
+            self.lifecycle = holding(self.lifecycle, server.lifecycle, self, self._entered)
+
+    def import_server(self, server: Server, namespace: str | None = None) -> None:
+        """Copy `server`'s entries into this one once, renamed as `mount` does; later
+        changes to `server` are not seen, and its lifespan is not entered."""
+        self._swap_all(imported(self, server, namespace))
+
+    def _swap_all(self, registry: Registry) -> None:
+        for kind in (TOOLS, PROMPTS, RESOURCES):  # one snapshot, each list announced
+            self._swap(kind, registry)
+
+    def add_transformed_tool(
+        self, source: str, name: str, *, replace: bool = False, **changes: Unpack[TransformOptions]
+    ) -> None:
+        """Register the tool `name` made from the tool `source` (`TransformOptions`: title,
+        description, rename, describe, hide, result); `replace=True` removes `source`."""
+        self._swap(TOOLS, with_transformed(self._registry, source, name, replace, **changes))
 
     def notify_tools_changed(self) -> None:
+        """Tell listening clients that the tool list changed."""
         self._publish(ChangeEvent(TOOLS))
 
     def notify_prompts_changed(self) -> None:
+        """Tell listening clients that the prompt list changed."""
         self._publish(ChangeEvent(PROMPTS))
 
     def notify_resources_changed(self) -> None:
+        """Tell listening clients that the resource list changed."""
         self._publish(ChangeEvent(RESOURCES))
 
     def notify_resource_updated(self, uri: str) -> None:
+        """Tell clients subscribed to `uri` that the resource changed."""
         self._publish(ChangeEvent(RESOURCE, uri))
 
     def close(self) -> None:
@@ -389,7 +443,21 @@ class Server:
         """Serve until stopped: `stdio` (until EOF on stdin) or `http` (uvicorn, one worker;
         the URLs it serves are printed on stderr once it listens, with the port it really
         bound when `port=0`). When the lifespan fails to start, nothing is served: the
-        process exits with the error's message (status 1)."""
+        process exits with the error's message (status 1). SIGTERM or Ctrl-C stops an
+        HTTP server after one line on stderr saying so.
+
+        Args:
+            transport: `"stdio"` or `"http"`.
+            host: HTTP: the address to listen on.
+            port: HTTP: the port (0: any free one).
+            log_level: HTTP: uvicorn's log level.
+            **options: HTTP: the endpoint's options, as `asgi_app` takes them.
+
+        Raises:
+            ConfigurationError: An unknown transport; or the call was made while
+                `mcpgen serve` imports the module (guard it with
+                `if __name__ == "__main__":`).
+        """
         if transport == "stdio":
             run_stdio(self)
         elif transport == "http":

@@ -9,9 +9,10 @@ up at every call), so whatever wraps that method sees each request that leaves.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 from msgspec import UNSET
@@ -19,10 +20,12 @@ from msgspec import UNSET
 from mcpgen import _protocol as proto
 from mcpgen._client._cache import CacheKey, ResultCache
 from mcpgen._connection import Connection, log
+from mcpgen._errors import McpError
+from mcpgen._wrap import unwrap_schema, wrapped
 from mcpgen_types import latest as t
 from mcpgen_types._base import MCPStruct, UnsetType
 
-__all__ = ["ReadResult", "cached", "concrete", "header_checked", "pages"]
+__all__ = ["ReadResult", "Unwrapper", "cached", "concrete", "header_checked", "pages"]
 
 Request = Callable[[str, dict[str, Any]], Awaitable[msgspec.Struct]]
 
@@ -111,3 +114,40 @@ def concrete(result: t.ReadResourceResult) -> ReadResult:
         result_type=result.result_type,
         ttl_ms=result.ttl_ms,
     )
+
+
+class Unwrapper:
+    """A client's view of tools whose non-object results an older revision's session
+    wraps as `{"result": ...}` (`mcpgen._wrap`): their listed schemas and their results
+    are unwrapped, so what the client sees does not depend on the era."""
+
+    def __init__(self) -> None:
+        self.listed: set[str] = set()
+        self.wrapped: set[str] = set()
+
+    def tools(self, tools: list[t.Tool]) -> list[t.Tool]:
+        return [self._tool(tool) for tool in tools]
+
+    def _tool(self, tool: t.Tool) -> t.Tool:
+        self.listed.add(tool.name)
+        if not wrapped(tool.output_schema):
+            self.wrapped.discard(tool.name)
+            return tool
+        self.wrapped.add(tool.name)
+        schema = unwrap_schema(cast(dict[str, Any], tool.output_schema))
+        return msgspec.structs.replace(tool, output_schema=schema)
+
+    async def result(
+        self, name: str, result: t.CallToolResult, list_tools: Callable[[], Awaitable[object]]
+    ) -> t.CallToolResult:
+        """`result` unwrapped when its tool's is (the tools are listed first when this
+        one was not)."""
+        content = result.structured_content
+        if not (isinstance(content, dict) and content.keys() == {"result"}):
+            return result
+        if name not in self.listed:
+            with contextlib.suppress(McpError):
+                await list_tools()
+        if name not in self.wrapped:
+            return result
+        return msgspec.structs.replace(result, structured_content=content["result"])

@@ -40,8 +40,8 @@ from mcpgen._errors import (
     HttpStatusError,
     McpError,
     ProtocolViolationError,
+    RequestTimeoutError,
     TransportError,
-    TransportTimeoutError,
 )
 from mcpgen.transports._background import start_kept
 from mcpgen.transports._link_base import Link
@@ -338,7 +338,7 @@ class Connection:
             if deadline <= now:
                 del self._deadlines[rid]
                 if not future.done():
-                    future.set_exception(TransportTimeoutError(f"no response within {timeout} s"))
+                    future.set_exception(RequestTimeoutError(timeout))
         self._watchdog = loop.call_later(_TICK, self._sweep) if self._deadlines else None
 
     async def cancel(self, rid: RequestId) -> None:

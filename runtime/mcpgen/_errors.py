@@ -22,6 +22,7 @@ __all__ = [
     "HttpStatusError",
     "McpError",
     "ProtocolViolationError",
+    "RequestTimeoutError",
     "TransportError",
     "ToolError",
     "TransportTimeoutError",
@@ -50,6 +51,17 @@ class ConnectError(TransportError):
 class TransportTimeoutError(TransportError, TimeoutError):
     """No answer in time (a request's timeout, or the transport's own); also a
     `TimeoutError`."""
+
+
+class RequestTimeoutError(TransportTimeoutError):
+    """The server did not answer a request within its timeout (`Client(timeout=)`, or
+    the call's `timeout=`); the client has told the server to stop working on it
+    (`notifications/cancelled`, or the request's HTTP stream closed). `timeout` is
+    the limit in seconds."""
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(f"no response within {timeout} s (the request was cancelled)")
+        self.timeout = timeout
 
 
 class ConnectionClosedError(TransportError):

@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from msgspec import UNSET
 
+from mcpgen._errors import McpError
 from mcpgen._server._apps import ui_capability
 from mcpgen._server._awaits import DEFAULT_TIMEOUT, Awaits, await_input
-from mcpgen._server._call import Call
+from mcpgen._server._call import Call, RequestInfo
 from mcpgen._server._elicited import Elicited, form_schema, validated
 from mcpgen_types import latest as t
 from mcpgen_types.ext_apps import McpUiClientCapabilities
@@ -181,10 +182,12 @@ class Context:
     # -- identity --------------------------------------------------------------------------
     @property
     def request_id(self) -> str | int:
+        """The JSON-RPC id of the request being handled."""
         return self._call.request_id
 
     @property
     def method(self) -> str:
+        """The request's method, e.g. `"tools/call"`."""
         return self._call.method
 
     @property
@@ -194,10 +197,12 @@ class Context:
 
     @property
     def protocol_version(self) -> str:
+        """The revision the client speaks on this request."""
         return self._call.version
 
     @property
     def client_capabilities(self) -> t.ClientCapabilities:
+        """What the client declared it can answer (elicitation, sampling, roots)."""
         return self._call.capabilities()
 
     @property
@@ -208,6 +213,7 @@ class Context:
 
     @property
     def client_info(self) -> t.Implementation | None:
+        """The client's name and version, when it sent them."""
         return self._call.client_info()
 
     @property
@@ -221,6 +227,22 @@ class Context:
         return self._call.auth
 
     @property
+    def request(self) -> RequestInfo | None:
+        """The HTTP request that carried this one (method, path, query, headers, client
+        address), on Streamable HTTP and HTTP+SSE; None on stdio and in memory. A task
+        keeps its creating request's."""
+        return self._call.origin.request_info()
+
+    @property
+    def session_id(self) -> str | None:
+        """The legacy session's id where the transport names one (`Mcp-Session-Id` on
+        Streamable HTTP, the `session_id` of HTTP+SSE); None for modern requests and on
+        stdio (one connection, one session) and in memory."""
+        if self._call.era != "legacy":
+            return None
+        return self._call.origin.session_id()
+
+    @property
     def meta(self) -> dict[str, Any]:
         """The request's `_meta` object, every key included."""
         return self._call.meta
@@ -229,6 +251,21 @@ class Context:
     def lifespan(self) -> Any:
         """What the server's lifespan (`Server(lifespan=...)`) yielded; None without one."""
         return self._call.lifespan
+
+    async def read_resource(self, uri: str) -> list[t.ResourceContentsVariant]:
+        """Read one of this server's own resources (or a template's match), as a client's
+        `resources/read` would, without a round trip: its contents. Raises McpError
+        when no resource or template serves `uri`. The reader runs as part of this
+        request (its `Context` is this one), so scopes are not checked again."""
+        core = self._call.core
+        if core is None:  # only a Context built by hand has no core
+            raise McpError(t.INTERNAL_ERROR, "this context has no server to read from")
+        result = core.read_own(self._call, uri)
+        if isinstance(result, Coroutine):
+            result = await result
+        if isinstance(result, InputRequired):
+            raise McpError(t.INTERNAL_ERROR, f"resource {uri!r} asks for input; read it directly")
+        return list(result.contents)
 
     # -- multi round-trip --------------------------------------------------------------------
     @property
@@ -354,13 +391,17 @@ class Context:
         self._call.log(level, data, logger)
 
     def debug(self, data: Any, logger: str | None = None) -> None:
+        """Send a log message at level debug to the client (if it asked for that level)."""
         self._call.log("debug", data, logger)
 
     def info(self, data: Any, logger: str | None = None) -> None:
+        """Send a log message at level info to the client (if it asked for that level)."""
         self._call.log("info", data, logger)
 
     def warning(self, data: Any, logger: str | None = None) -> None:
+        """Send a log message at level warning to the client."""
         self._call.log("warning", data, logger)
 
     def error(self, data: Any, logger: str | None = None) -> None:
+        """Send a log message at level error to the client."""
         self._call.log("error", data, logger)

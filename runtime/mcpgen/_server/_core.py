@@ -111,12 +111,16 @@ class ServerCore:
         task_store: TaskStore | None = None,
         task_ttl_ms: int | None = 3_600_000,
         task_poll_ms: int = 1000,
+        max_tasks_per_client: int | None = None,
         loop: Callable[[], Loop] | None = None,
         run_sync: SyncRunner | None = None,
+        read: Callable[[ServerCore, Call, str], Any] | None = None,
     ) -> None:
         self.info = info
         # None: sync handlers run inline, on the caller's thread.
         self.run_sync = run_sync
+        # `resources/read` for a handler (`_methods.read_own`; passed in: no import cycle).
+        self._read = read
         # What the server's lifespan yielded (`ctx.lifespan`), once it has been entered.
         self.lifespan: Any = None
         self.instructions = instructions
@@ -142,12 +146,20 @@ class ServerCore:
             mask_errors=mask_errors,
             ttl_ms=task_ttl_ms,
             poll_ms=task_poll_ms,
+            max_running=max_tasks_per_client,
         )
         self._unsubscribe = self.bus.subscribe(self.deliver)
         self._pages: dict[tuple[str, str, int, frozenset[str] | None], bytes] = {}
         self._discover: bytes | None = None
         self._caps: dict[str, Any] | None = None
         self._features: dict[str, bool] = {}
+
+    def read_own(self, call: Call, uri: str) -> Any:
+        """`resources/read` of one of this server's resources for a handler serving
+        `call` (`ctx.read_resource`): a result, or a coroutine resolving to one."""
+        if self._read is None:
+            raise McpError(t.INTERNAL_ERROR, "this server core was built without a reader")
+        return self._read(self, call, uri)
 
     # -- registry snapshots ---------------------------------------------------------------
     def swap(self, registry: Registry, changed: Iterable[str]) -> None:

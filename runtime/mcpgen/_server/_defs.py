@@ -35,6 +35,7 @@ __all__ = [
     "CompletionDef",
     "Header",
     "PromptDef",
+    "TOOL_NAME",
     "PromptOptions",
     "ResourceDef",
     "ResourceOptions",
@@ -50,7 +51,7 @@ __all__ = [
     "build_tool",
 ]
 
-_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
 TaskSupport = Literal["optional", "required"]
 """How a tool may run as a task: `optional` (as a task when the client asks) or
@@ -182,7 +183,7 @@ def build_tool(
     _check(options, ToolOptions.__optional_keys__, "tool()")
     tool_name = options.get("name") or fn.__name__
     task, detach = options.get("task"), options.get("detach", False)
-    if not _TOOL_NAME.match(tool_name):
+    if not TOOL_NAME.match(tool_name):
         raise ConfigurationError(f"tool name {tool_name!r}: use 1-128 of A-Z a-z 0-9 _ - .")
     if task not in (None, "optional", "required"):
         raise ConfigurationError(f"tool {tool_name!r}: task must be 'optional' or 'required'")

@@ -34,7 +34,7 @@ from mcpgen_types import latest as t
 if TYPE_CHECKING:
     from mcpgen._server._core import ServerCore
 
-__all__ = ["METHODS", "MethodSpec", "check_headers", "initialize_result"]
+__all__ = ["METHODS", "MethodSpec", "check_headers", "initialize_result", "read_own"]
 
 Handler = Callable[["ServerCore", SessionView, Call, Any], Any]
 
@@ -127,7 +127,7 @@ def call_tool(
         except ArgumentsError as exc:
             return tool_error(f"Invalid arguments for tool {tool.name!r}: {exc}")
     if tool.task is not None:
-        call.lifespan = core.lifespan  # the task's handler sees it too
+        call.lifespan, call.core = core.lifespan, core  # the task's handler sees them too
         answer = core.tasks.dispatch(call, tool, kwargs)
         if answer is not None:
             return answer
@@ -164,6 +164,11 @@ def read_resource(
             done = functools.partial(_read_result, uri, template.definition.mime_type)
             return invoke(core, template, dict(found), call, done)
     raise _resource_not_found(call, uri)
+
+
+def read_own(core: ServerCore, call: Call, uri: str) -> Any:
+    """`resources/read` of `uri` for a handler serving `call` (`ctx.read_resource`)."""
+    return read_resource(core, None, call, t.ReadResourceRequestParams(meta={}, uri=uri))  # type: ignore[arg-type]
 
 
 def _read_result(uri: str, mime: Any, value: Any) -> Any:

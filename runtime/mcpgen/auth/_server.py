@@ -28,6 +28,7 @@ from mcpgen._protocol import NAME_PARAM
 from mcpgen.auth._dpop import DPoP, ProofCheck, Refusal, bound_key
 from mcpgen.auth._metadata import WELL_KNOWN, AuthSettings, challenge, metadata_url
 from mcpgen.auth._tokens import MAX_TOKEN_BYTES, AccessToken, CheckingVerifier, TokenCache
+from mcpgen.stores import StoreUnavailableError
 
 __all__ = ["Answer", "AuthGate", "FeatureScopes"]
 
@@ -220,6 +221,8 @@ class AuthGate:
             if self._check is not None:
                 return await self._check(token)
             found = await self.settings.verifier.verify(token)
+        except StoreUnavailableError:  # no token can be judged now: the app answers 503
+            raise
         except Exception:  # a verifier's bug must not take the endpoint down
             log.exception("the token verifier failed")
             return "the token could not be verified"
