@@ -30,6 +30,12 @@ CACHE = Path(
 )
 OFFICIAL_PYTHON_SDK = "mcp==2.3.0"
 CONFORMANCE = "@modelcontextprotocol/conformance@0.2.0-alpha.12"
+# The reference servers (PyPI), built on the official SDK: one virtualenv of their own.
+REFERENCE_SERVERS = (
+    "mcp-server-time==2026.10.19",
+    "mcp-server-fetch==2026.10.24",
+    "mcp-server-git==2026.10.19",
+)
 
 
 @contextmanager
@@ -129,3 +135,20 @@ def official_python() -> str:
             )
             (venv / ".installed").write_text(OFFICIAL_PYTHON_SDK)
     return str(python)
+
+
+def reference_servers() -> Path:
+    """The bin/ folder of a virtualenv holding the PyPI reference servers (`mcp-server-time`,
+    `-fetch`, `-git`), apart from the project's environment and the official SDK's."""
+    venv = CACHE / "venv-reference-servers"
+    wanted = " ".join(REFERENCE_SERVERS)
+    with _locked("reference-servers"):
+        marker = venv / ".installed"
+        if not marker.exists() or marker.read_text() != wanted:
+            _run([sys.executable, "-m", "venv", "--clear", str(venv)], "a virtualenv")
+            _run(
+                [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *REFERENCE_SERVERS],
+                f"PyPI {wanted}",
+            )
+            marker.write_text(wanted)
+    return venv / "bin"

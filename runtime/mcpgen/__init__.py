@@ -46,6 +46,7 @@ from mcpgen._server._context import (
     sample,
 )
 from mcpgen._server._defs import Header
+from mcpgen._server._elicited import Elicited
 from mcpgen._server._middleware import CallNext, Middleware, MiddlewareContext, NotificationContext
 
 __all__ = [
@@ -65,6 +66,7 @@ __all__ = [
     "ConnectionClosedError",
     "Context",
     "ElicitationCallback",
+    "Elicited",
     "Header",
     "HttpStatusError",
     "InputRequired",
@@ -76,6 +78,7 @@ __all__ = [
     "ProgressCallback",
     "ProtocolViolationError",
     "Proxy",
+    "ReadResult",
     "RequestInfo",
     "RequestTimeoutError",
     "RetryPolicy",
@@ -112,6 +115,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from mcpgen._api_apps import App, tool_app
     from mcpgen._api_client import Client
+    from mcpgen._api_lists import ReadResult
     from mcpgen._api_tasks import ToolTask
     from mcpgen._callbacks import (
         CallbackError,
@@ -142,6 +146,7 @@ _CLIENT_SIDE = frozenset(
         "ElicitationCallback",
         "LogCallback",
         "ProgressCallback",
+        "ReadResult",
         "RetryPolicy",
         "RootsCallback",
         "SamplingCallback",

@@ -8,8 +8,8 @@ with what the server asks of the frame, both typed from `mcpgen_types.ext_apps`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 import msgspec
 
@@ -48,9 +48,14 @@ def tool_app(tool: t.Tool) -> ui.McpUiToolMeta | None:
     return found
 
 
-async def read_app(
-    read: Callable[[str], Awaitable[t.ReadResourceResult]], app: str | t.Tool
-) -> App:
+class _Read(Protocol):
+    """A `resources/read` result: the wire type, or the client's `ReadResult`."""
+
+    @property
+    def contents(self) -> Sequence[Any]: ...
+
+
+async def read_app(read: Callable[[str], Awaitable[_Read]], app: str | t.Tool) -> App:
     """Read an app (with `read`, a client's `read_resource`) by its `ui://` URI or
     through a tool linked to one."""
     if isinstance(app, str):

@@ -26,7 +26,7 @@ import msgspec
 
 from mcpgen import _callbacks as cb
 from mcpgen._api_apps import App, declared, read_app
-from mcpgen._api_lists import cached, header_checked, pages
+from mcpgen._api_lists import ReadResult, Unwrapper, cached, concrete, header_checked, pages
 from mcpgen._api_options import ClientOptions, PageOptions
 from mcpgen._api_tasks import DEFAULT_TASK_TIMEOUT, Tasks, ToolTask
 from mcpgen._client import ClientCore, VerdictCache, shared_verdicts
@@ -100,7 +100,7 @@ class Client:
             log_level=log_level,
             legacy_capabilities=legacy_caps,
         )
-        self.cache = ResultCache(cache)
+        self.cache, self.unwrap = ResultCache(cache), Unwrapper()  # see Unwrapper
         self.connection = Connection(
             link,
             core,
@@ -294,7 +294,7 @@ class Client:
         self, cursor: str | None = None, **options: Unpack[PageOptions]
     ) -> list[t.Tool]:
         """The server's tools, every page unless `all_pages=False` (`refresh=True`: ask again)."""
-        tools = await self._pages("tools/list", "tools", cursor, options)
+        tools = self.unwrap.tools(await self._pages("tools/list", "tools", cursor, options))
         return header_checked(self.connection, tools) if self.link.http else tools
 
     @overload
@@ -365,7 +365,7 @@ class Client:
         )
         if task and isinstance(result, x.CreateTaskResult):
             return ToolTask(self.tasks, result)
-        return cast(t.CallToolResult, result)
+        return await self.unwrap.result(name, cast(t.CallToolResult, result), self.list_tools)
 
     async def list_resources(
         self, cursor: str | None = None, **options: Unpack[PageOptions]
@@ -382,11 +382,11 @@ class Client:
 
     async def read_resource(
         self, uri: str, *, refresh: bool = False, timeout: float | None = None
-    ) -> t.ReadResourceResult:
-        """Read the resource at `uri` (a cacheable answer may come from the cache)."""
+    ) -> ReadResult:
+        """Read the resource at `uri` (maybe from the cache): text or blob contents (ReadResult)."""
         fetch = functools.partial(self.request, "resources/read", {"uri": uri}, timeout=timeout)
         read = await cached(self.cache, ("resources/read", uri), fetch, refresh)
-        return cast(t.ReadResourceResult, read)
+        return concrete(cast(t.ReadResourceResult, read))
 
     async def read_app(self, app: str | t.Tool) -> App:
         """An MCP App by its `ui://` URI or through a tool linked to one (`tool_app`):

@@ -45,6 +45,20 @@ def test_call_and_read_with_json_over_http(url: str) -> None:
     assert read.stdout.strip() == "This is the content of the static text resource."
 
 
+def test_the_url_may_come_last(url: str) -> None:
+    """The URL after the command's own words, as the guide writes it, works as it does
+    first; `read` of an http(s) resource URI takes the first URL as the server."""
+    last = mcpgen("call", "test_custom_headers", '{"region": "eu"}', url)
+    assert last.returncode == 0, last.stderr
+    assert last.stdout.strip() == "Region: eu"
+    read = mcpgen("read", "test://static-text", url, "--era", "legacy")
+    assert read.stdout.strip() == "This is the content of the static text resource."
+    both = mcpgen("read", url, "https://example.com/missing")
+    assert both.returncode == 1 and "give the server" not in both.stderr, both.stderr
+    middle = mcpgen("call", "echo", url, "{}")
+    assert middle.returncode == 2 and "URL first or last" in middle.stderr
+
+
 @pytest.mark.parametrize(
     ("era", "expected"),
     [("auto", "era: modern, protocol 2026-07-28"), ("legacy", "era: legacy, protocol 2025-11-25")],

@@ -31,7 +31,16 @@ RUFF_RULES = "E,F,W,I,B,UP,SIM,RUF,C4,PIE,RET,TID,PL"
 RUFF_IGNORED = "PLR0913,PLR0917,PLR2004"
 
 
+def ruff_configured(directory: Path) -> None:
+    """Give `directory` a ruff configuration with those rules: the module follows the
+    configuration of where it is written (without one, see test_fidelity)."""
+    select = ", ".join(f'"{rule}"' for rule in RUFF_RULES.split(","))
+    ignore = ", ".join(f'"{rule}"' for rule in RUFF_IGNORED.split(","))
+    (directory / "ruff.toml").write_text(f"[lint]\nselect = [{select}]\nignore = [{ignore}]\n")
+
+
 def stubs(out: Path, command: list[str], *options: str, extra_tool: bool = False) -> Any:
+    ruff_configured(out.parent)
     env = {**os.environ, "STUBS_EXTRA_TOOL": "1" if extra_tool else "0"}
     argv = [sys.executable, "-m", "mcpgen", "stubs", "-o", str(out), *options, "--", *command]
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=180, check=False)
@@ -250,7 +259,7 @@ def test_official_server_everything(tmp_path: Path) -> None:
             assert "hi" in echoed.content[0].text
             total = await tools.get_sum(a=2, b=3.5)
             assert "5.5" in total.content[0].text
-            weather = await tools.get_structured_content(location=module.Location.Chicago)
+            weather = await tools.get_structured_content(location=module.Location.chicago)
             assert isinstance(weather, module.GetStructuredContentOutput)
             assert isinstance(weather.temperature, float) and weather.conditions
 

@@ -16,15 +16,15 @@ input from the user or the client's model has two styles (one per call):
 from __future__ import annotations
 
 from collections.abc import Coroutine, Generator, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-import msgspec
 from msgspec import UNSET
 
 from mcpgen._errors import McpError
 from mcpgen._server._apps import ui_capability
 from mcpgen._server._awaits import DEFAULT_TIMEOUT, Awaits, await_input
 from mcpgen._server._call import Call, RequestInfo
+from mcpgen._server._elicited import Elicited, form_schema, validated
 from mcpgen_types import latest as t
 from mcpgen_types.ext_apps import McpUiClientCapabilities
 
@@ -116,11 +116,7 @@ class InputRequired:
 def elicit_form(message: str, schema: Mapping[str, Any] | type) -> t.ElicitRequest:
     """Ask the user to fill a flat form. `schema` is a JSON Schema object whose
     properties are primitives, or a msgspec Struct class (converted here)."""
-    if isinstance(schema, type):
-        (top,), components = msgspec.json.schema_components([schema], ref_template="{name}")
-        document: Mapping[str, Any] = components[top["$ref"]]
-    else:
-        document = schema
+    document = form_schema(schema) if isinstance(schema, type) else schema
     requested = t.ElicitRequestFormParamsRequestedSchema(
         properties=dict(document.get("properties", {})),
         required=list(document["required"]) if "required" in document else UNSET,
@@ -168,6 +164,7 @@ def list_roots() -> t.ListRootsRequest:
 
 
 R = TypeVar("R")
+T = TypeVar("T")
 # The request builders, under names the Context's own methods do not shadow.
 _form_request, _url_request, _sample_request = elicit_form, elicit_url, sample
 _roots_request = list_roots
@@ -288,18 +285,32 @@ class Context:
     # -- await-style input (docs/guide/input-requests.md) --------------------------------------
     # In a modern request or a task the handler runs again from the top for every answer:
     # code before an await runs once per round there (once in a legacy session).
+    @overload
+    async def elicit(
+        self, message: str, schema: type[T], *, timeout: float | None = DEFAULT_TIMEOUT
+    ) -> Elicited[T]: ...
+
+    @overload
+    async def elicit(
+        self, message: str, schema: Mapping[str, Any], *, timeout: float | None = DEFAULT_TIMEOUT
+    ) -> t.ElicitResult: ...
+
     async def elicit(
         self,
         message: str,
-        schema: Mapping[str, Any] | type,
+        schema: Mapping[str, Any] | type[T],
         *,
         timeout: float | None = DEFAULT_TIMEOUT,
-    ) -> t.ElicitResult:
-        """Ask the user to fill a flat form (`schema`: a JSON Schema object of primitive
-        properties, or a msgspec Struct class) and return the answer: `action` is
-        "accept" (with `content`), "decline" or "cancel". Raises McpError when the client
-        cannot elicit; `timeout` (legacy sessions) raises TimeoutError."""
-        return await self._ask(_form_request(message, schema), t.ElicitResult, timeout)
+    ) -> t.ElicitResult | Elicited[T]:
+        """Ask the user to fill a flat form and return the answer: `action` is "accept"
+        (with `content`), "decline" or "cancel". `schema` is a JSON Schema object of
+        primitive properties (the answer is the ElicitResult), or a type (msgspec Struct,
+        dataclass, TypedDict, pydantic model): then the answer is an `Elicited` whose
+        `data` is the content validated as that type. Raises McpError when the client
+        cannot elicit or its answer does not fit; `timeout` (legacy sessions) raises
+        TimeoutError."""
+        answer = await self._ask(_form_request(message, schema), t.ElicitResult, timeout)
+        return validated(answer, schema) if isinstance(schema, type) else answer
 
     async def elicit_url(
         self, message: str, url: str, *, timeout: float | None = DEFAULT_TIMEOUT

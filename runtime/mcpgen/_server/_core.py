@@ -147,6 +147,9 @@ class ServerCore:
         self.extensions = extensions
         self.server_meta: dict[str, Any] = {META_SERVER_INFO: msgspec.to_builtins(info)}
         self.listeners: dict[int, Listener] = {}
+        # Why updates of a URI cannot be delivered (a subscription to it is refused), or
+        # None; None here: every URI may be subscribed to (the app notifies what it wants).
+        self.undeliverable: Callable[[str], str | None] | None = None
         self.legacy_sessions: set[LegacySession] = set()
         self.bus: Bus = bus if bus is not None else InMemoryBus()
         self.registry = registry
@@ -255,6 +258,32 @@ class ServerCore:
             result.ttl_ms = hint.ttl_ms
             result.cache_scope = hint.scope
         return result
+
+    def legacy_call_result(self, tool_name: str, result: Any) -> Any:
+        """A legacy session's result of a tool whose output schema is no object schema:
+        its structured value wrapped as `{"result": ...}`, as its listed schema is
+        (`mcpgen._wrap`), whatever the value's own shape."""
+        tool = self.registry.tools.get(tool_name)
+        if tool is None or not isinstance(result, t.CallToolResult):
+            return result
+        schema = tool.definition.output_schema
+        if result.structured_content is UNSET or not isinstance(schema, dict):
+            return result
+        if schema.get("type") == "object":
+            return result
+        wrapped = {"result": result.structured_content}
+        return msgspec.structs.replace(result, structured_content=wrapped)
+
+    def check_subscription(self, uris: Iterable[str]) -> None:
+        """Refuse (McpError, invalid params) a subscription to a URI whose updates this
+        server cannot deliver (see `undeliverable`)."""
+        check = self.undeliverable
+        if check is None:
+            return
+        for uri in uris:
+            reason = check(uri)
+            if reason is not None:
+                raise McpError(t.INVALID_PARAMS, reason, {"uri": uri})
 
     def encode_result(self, method: str, version: str, era: str, result: Any) -> Any:
         """The result as the era writes it: stamped (modern) or downgraded (legacy)."""

@@ -298,6 +298,7 @@ def set_level(core: ServerCore, session: SessionView, call: Call, params: Any) -
 
 
 def subscribe(core: ServerCore, session: SessionView, call: Call, params: Any) -> Any:
+    core.check_subscription((params.uri,))
     _legacy(session, call).subscriptions.add(params.uri)
     return t.Result()
 

@@ -346,6 +346,8 @@ class Session:
                 if type(result) is msgspec.Raw:
                     payload = result
                 else:
+                    if call.era == "legacy" and call.method == "tools/call":
+                        result = self.core.legacy_call_result(params.name, result)
                     payload = self.core.encode_result(call.method, call.version, call.era, result)
             return rpc.result_frame(call.request_id, payload)
         except McpError as exc:
