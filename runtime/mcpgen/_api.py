@@ -23,7 +23,6 @@ from mcpgen._errors import ConfigurationError
 from mcpgen._server import CacheHint, Channel, Registry, ServerCore, Session
 from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, ChangeEvent
 from mcpgen._server._defs import PromptOptions, ResourceOptions, TemplateOptions, ToolOptions
-from mcpgen._server._scopes import RegistryScopes
 from mcpgen._server._state import Sealer
 from mcpgen.stores import Bus, KeyRing, TaskStore
 from mcpgen.telemetry import session_class
@@ -342,10 +341,9 @@ class Server:
         if self.redis is not None:
             store, events = store or self.redis.sessions, events or self.redis.events
         auth = options.pop("auth", None)  # an AuthSettings: bearer tokens required
-        features = None if auth is None else RegistryScopes(lambda: self._registry)
         if auth is not None and auth.hide_unauthorized:
             self._update("", hide_unauthorized=True)
-        return McpAsgiApp(self, HttpOptions(**options), store, events, auth, features)
+        return McpAsgiApp(self, HttpOptions(**options), store, events, auth)
 
     def run(
         self,

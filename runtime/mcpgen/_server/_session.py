@@ -23,6 +23,7 @@ from msgspec import UNSET
 from mcpgen import _jsonrpc as rpc
 from mcpgen import _protocol as proto
 from mcpgen._errors import McpError
+from mcpgen._server._authorize import Ready, refusal
 from mcpgen._server._awaits import InputPending
 from mcpgen._server._batch import receive_batch
 from mcpgen._server._bridge import LegacyBridge
@@ -109,41 +110,12 @@ class Session:
     def receive(self, line: bytes | str, channel: Channel) -> Outcome:
         """What becomes of one frame; never raises (see the module docstring)."""
         try:
-            if isinstance(line, str):
-                line = line.encode()
-            try:
-                frame = rpc.decode_frame(line)
-            except msgspec.ValidationError:
-                if rpc.is_batch(line):
-                    return receive_batch(line, self.legacy_version, self.receive, channel)
-                return rpc.error_frame(
-                    UNSET,
-                    rpc.INVALID_REQUEST,
-                    "a JSON-RPC message is an object",
-                    status=proto.STATUS_BAD_REQUEST,
-                )
-            except msgspec.DecodeError as exc:
-                return rpc.error_frame(
-                    UNSET, rpc.PARSE_ERROR, f"parse error: {exc}", status=proto.STATUS_BAD_REQUEST
-                )
-            kind = rpc.classify(frame)
-            if kind == rpc.REQUEST:
-                return self._request(frame, channel)
-            if kind == rpc.NOTIFICATION:
-                self._notification(frame)
-                return None
-            if kind in (rpc.RESPONSE, rpc.ERROR):
-                if self.bridge is not None:
-                    self.bridge.answer(frame, kind, channel)
-                return None
-            if frame.id is UNSET and frame.method is not UNSET:
-                return None  # a malformed notification: nobody waits for an answer
-            return rpc.error_frame(
-                rpc.readable_id(frame),
-                rpc.INVALID_REQUEST,
-                _invalid_reason(frame),
-                status=proto.STATUS_BAD_REQUEST,
-            )
+            got = self.take(line.encode() if isinstance(line, str) else line, channel)
+            if not isinstance(got, Ready):
+                return got
+            # Judged on the params the handler gets: one decode, one view (`_authorize`).
+            refused = refusal(self.core.registry, got.call, got.params)
+            return refused if refused is not None else self.run(got)
         except RecursionError:  # params or batch members nested deeper than decoders go
             return rpc.error_frame(
                 UNSET, rpc.PARSE_ERROR, "parse error: nested too deeply", status=_BAD
@@ -151,6 +123,37 @@ class Session:
         except Exception:  # a bug in the core must not end the connection
             log.exception("unexpected error handling a message")
             return INTERNAL
+
+    def run(self, ready: Ready) -> Outcome:
+        return self._dispatch(ready.spec, ready.call, ready.params)
+
+    def take(self, line: bytes, channel: Channel) -> Outcome | Ready:
+        """A frame's outcome, or the request it holds, decoded and ready to be judged."""
+        try:
+            frame = rpc.decode_frame(line)
+        except msgspec.ValidationError:
+            if rpc.is_batch(line):
+                return receive_batch(line, self, channel)
+            return rpc.error_frame(
+                UNSET, rpc.INVALID_REQUEST, "a JSON-RPC message is an object", status=_BAD
+            )
+        except msgspec.DecodeError as exc:
+            return rpc.error_frame(UNSET, rpc.PARSE_ERROR, f"parse error: {exc}", status=_BAD)
+        kind = rpc.classify(frame)
+        if kind == rpc.REQUEST:
+            return self._request(frame, channel)
+        if kind == rpc.NOTIFICATION:
+            self._notification(frame)
+            return None
+        if kind in (rpc.RESPONSE, rpc.ERROR):
+            if self.bridge is not None:
+                self.bridge.answer(frame, kind, channel)
+            return None
+        if frame.id is UNSET and frame.method is not UNSET:
+            return None  # a malformed notification: nobody waits for an answer
+        return rpc.error_frame(
+            rpc.readable_id(frame), rpc.INVALID_REQUEST, _invalid_reason(frame), status=_BAD
+        )
 
     def close(self) -> None:
         """The connection ended: cancel work, drop listeners and legacy state."""
@@ -165,7 +168,7 @@ class Session:
         self.core.legacy_sessions.discard(self)
 
     # -- requests ----------------------------------------------------------------------------
-    def _request(self, frame: rpc.Frame, channel: Channel) -> Outcome:
+    def _request(self, frame: rpc.Frame, channel: Channel) -> Outcome | Ready:
         method: str = frame.method
         spec = METHODS.get(method)
         raw = frame.params
@@ -210,7 +213,7 @@ class Session:
         params: Any,
         meta: dict[str, Any],
         channel: Channel,
-    ) -> Outcome:
+    ) -> Outcome | Ready:
         method, rid = frame.method, frame.id
         try:
             version, caps, level = proto.validate_meta(meta, channel.headers, method)
@@ -242,11 +245,11 @@ class Session:
             channel,
             None if level is None else proto.LOG_LEVELS[level],
         )
-        return self._dispatch(spec, call, params)
+        return Ready(spec, call, params)
 
     def _legacy(
         self, frame: rpc.Frame, spec: MethodSpec | None, raw: Any, channel: Channel
-    ) -> Outcome:
+    ) -> Outcome | Ready:
         method, rid = frame.method, frame.id
         legacy = self.legacy
         version = legacy.version if legacy is not None else proto.LEGACY[-1]
@@ -268,7 +271,7 @@ class Session:
         assert legacy is not None
         call = Call(rid, method, "legacy", version, meta, legacy.caps, channel, legacy.log_rank)
         call.info, call.asker = legacy.info, self.bridge
-        return self._dispatch(spec, call, params)
+        return Ready(spec, call, params)
 
     def _initialize(self, rid: RequestId, raw: Any) -> bytes:
         try:
