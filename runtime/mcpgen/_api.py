@@ -90,7 +90,7 @@ class Server:
         icons: list[t.Icon] | None = None,
         page_size: int = 200,
         cache: Mapping[str, CacheHint] | None = None,
-        mask_errors: bool = False,
+        mask_errors: bool = True,
         logging: bool = True,
         state_keys: list[bytes | str] | None = None,
         state_ttl_seconds: float = 900.0,

@@ -298,7 +298,7 @@ def test_ctx_auth_in_both_eras(url: str, era: str) -> None:
             result = await client.call_tool("whoami")
             return result.content[0].text  # type: ignore[union-attr,no-any-return]
 
-    assert asyncio.run(scenario()) == "alice ['read'] alice"
+    assert asyncio.run(scenario()) == """alice ['read'] [null,"sub","alice"]"""
 
 
 def test_the_principal_of_a_token_without_subject_is_its_client(url: str) -> None:
@@ -308,7 +308,7 @@ def test_the_principal_of_a_token_without_subject_is_its_client(url: str) -> Non
             return result.content[0].text  # type: ignore[union-attr,no-any-return]
 
     assert asyncio.run(scenario()) == "done for None"
-    assert TOKENS["machine-token"].principal == "robot"
+    assert TOKENS["machine-token"].principal == '[null,"client","robot"]'
 
 
 def test_another_principals_legacy_session_does_not_exist(url: str) -> None:
@@ -417,7 +417,7 @@ def test_request_state_is_bound_to_the_tokens_principal(url: str) -> None:
     bob = confirm("bob-token", 2, **retry)
     assert "different principal" in bob["error"]["message"]
     alice = confirm("alice-token", 3, **retry)
-    assert alice["result"]["content"][0]["text"] == "confirmed by alice"
+    assert alice["result"]["content"][0]["text"] == 'confirmed by [null,"sub","alice"]'
 
 
 def test_the_official_python_sdk_reads_our_challenges_and_metadata(url: str) -> None:

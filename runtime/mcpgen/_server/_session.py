@@ -40,6 +40,7 @@ from mcpgen._server._call import (
 from mcpgen._server._context import InputRequired
 from mcpgen._server._core import ServerCore
 from mcpgen._server._legacy import LegacyState, client_methods
+from mcpgen._server._masking import UNAVAILABLE, report
 from mcpgen._server._methods import METHODS, MethodSpec, check_headers, initialize_result
 from mcpgen._server._mrtr import awaited_round, input_required, open_retry
 from mcpgen.stores import SessionState, StoreUnavailableError
@@ -356,14 +357,10 @@ class Session:
         return self.bridge.ask(call, out, lambda: self._dispatch(spec, call, params))
 
     def _internal(self, call: Call, exc: Exception) -> bytes:
-        log.error("%s failed", call.method, exc_info=exc)  # a handler's bug: for the operator
-        message = (
-            "internal error"
-            if self.core.mask_errors
-            else f"internal error: {type(exc).__name__}: {exc}"
-        )
-        status = 503 if isinstance(exc, StoreUnavailableError) else 200  # Redis is down
-        return rpc.error_frame(call.request_id, INTERNAL_ERROR, message, status=status)
+        said = report(call.method, exc, self.core.mask_errors)
+        if isinstance(exc, StoreUnavailableError):  # Redis is down: 503, say no more
+            return rpc.error_frame(call.request_id, INTERNAL_ERROR, UNAVAILABLE + said, status=503)
+        return rpc.error_frame(call.request_id, INTERNAL_ERROR, "internal error" + said)
 
     # -- notifications -----------------------------------------------------------------------
     def _notification(self, frame: rpc.Frame) -> None:

@@ -52,6 +52,7 @@ class AuthGate:
         self.settings = settings
         self.path = path
         self.cache = TokenCache(settings.cache_seconds, settings.cache_size)
+        self._failures: set[str] = set()  # the kinds of verifier failure logged in full
         verifier = settings.verifier
         self._check = verifier.check if isinstance(verifier, CheckingVerifier) else None
         resource = settings.resource
@@ -144,8 +145,15 @@ class AuthGate:
             if self._check is not None:
                 return await self._check(token)
             found = await self.settings.verifier.verify(token)
-        except Exception:  # a verifier's bug must not take the endpoint down
-            log.exception("the token verifier failed")
+        except Exception as exc:  # a verifier's bug must not take the endpoint down
+            # A traceback once per kind of failure; a token that keeps failing the same
+            # way (sent on every request) is one line each time.
+            kind = f"{type(exc).__module__}.{type(exc).__qualname__}"
+            if kind in self._failures:
+                log.error("the token verifier failed: %s", kind)
+            else:
+                self._failures.add(kind)
+                log.exception("the token verifier failed")
             return "the token could not be verified"
         return found if found is not None else "the token is invalid or expired"
 

@@ -78,7 +78,7 @@ async def guarded(app: _App, gate: AuthGate, scope: Scope, receive: Receive, sen
     if isinstance(access, tuple):
         await json_response(send, access[1], access[0], access[2])
         return
-    scope["mcpgen.principal"] = access.subject or access.client_id  # `access.principal`
+    scope["mcpgen.principal"] = access.principal  # namespaced: user or client, per issuer
     scope["mcpgen.auth"] = access
     await app._http(scope, receive, send)
 
