@@ -130,3 +130,23 @@ def test_the_admin_token_still_gets_its_tools(attacked: World) -> None:
     )
     assert granted.json()["result"]["content"][0]["text"] == "admin access granted"
     RAN.clear()
+
+
+def test_deep_nesting_is_never_a_500_without_auth_either() -> None:
+    """The same bodies against an app without `auth=`: every endpoint answers 4xx or a
+    JSON-RPC error (the core's one decode is the only parser on the path)."""
+    from tests.auth.scoped_world import build
+    from tests.transports.httpharness import modern_headers, serve
+
+    deep = {name: ODD[name] for name in ("deep-array", "deep-object", "huge-float")}
+    whole = {"array": b"[" * 100_000 + b"]" * 100_000, "object": b'{"a":' * 50_000 + b"1"}
+    with serve(build().asgi_app()) as (url, _), httpx.Client(timeout=30) as http:
+        headers = modern_headers("tools/call", "echo")
+        for extra in deep.values():
+            for modern in (True, False):
+                sent = call_body("tools/call", {"name": "echo"}, modern, extra)
+                assert http.post(url, headers=headers, content=sent).status_code < 500
+        for raw in whole.values():
+            assert http.post(url, headers=headers, content=raw).status_code == 400
+            session = url.removesuffix("/mcp") + "/messages?session_id=x"
+            assert http.post(session, headers=headers, content=raw).status_code == 404
