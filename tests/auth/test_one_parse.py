@@ -150,3 +150,35 @@ def test_deep_nesting_is_never_a_500_without_auth_either() -> None:
             assert http.post(url, headers=headers, content=raw).status_code == 400
             session = url.removesuffix("/mcp") + "/messages?session_id=x"
             assert http.post(session, headers=headers, content=raw).status_code == 404
+
+
+def test_a_scoped_tool_added_while_serving_is_judged_at_once() -> None:
+    """A server with no scoped feature judges nothing (a flag per registry snapshot);
+    the snapshot a new registration swaps in is looked at again."""
+    from mcpgen import Server
+    from mcpgen.auth import AuthSettings, StaticTokenVerifier
+    from tests.auth.scoped_world import TOKENS, bearer
+    from tests.transports.httpharness import modern_headers, serve
+
+    server = Server("growing")
+
+    @server.tool
+    def echo(text: str = "") -> str:
+        return text
+
+    ran: list[str] = []
+
+    def late() -> str:
+        ran.append("late")
+        return "late admin"
+
+    auth = AuthSettings(StaticTokenVerifier(TOKENS), authorization_servers=["https://i.example"])
+    with serve(server.asgi_app(auth=auth)) as (url, _), httpx.Client(timeout=30) as http:
+        call = call_body("tools/call", {"name": "echo"}, True)
+        headers = modern_headers("tools/call", "echo") | bearer("reader")
+        assert http.post(url, headers=headers, content=call).status_code == 200
+        server.add_tool(late, scopes=["admin"])
+        call = call_body("tools/call", {"name": "late"}, True)
+        headers = modern_headers("tools/call", "late") | bearer("reader")
+        assert http.post(url, headers=headers, content=call).status_code == 403
+        assert ran == []

@@ -27,7 +27,7 @@ from mcpgen_types import latest as t
 
 if TYPE_CHECKING:
     from mcpgen._server._call import Call
-    from mcpgen._server._core import Registry
+    from mcpgen._server._core import Registry, ServerCore
     from mcpgen._server._methods import MethodSpec
 
 __all__ = ["FORBIDDEN", "Ready", "Refusal", "judge", "needed_scopes", "refusal"]
@@ -105,25 +105,27 @@ def needed_scopes(registry: Registry, method: str, params: Any) -> frozenset[str
     return needed
 
 
-def refusal(registry: Registry, call: Call, params: Any) -> Refusal | None:
+def refusal(core: ServerCore, call: Call, params: Any) -> Refusal | None:
     """None when `call` may be dispatched, else the reply that refuses it."""
     grant = call.auth
-    if grant is None:
+    if grant is None or not core.scoped:
         return None
-    needed = needed_scopes(registry, call.method, params)
+    needed = needed_scopes(core.registry, call.method, params)
     if needed <= grant.scopes:
         return None
     return refused(call.request_id, needed, grant.scopes)
 
 
-def judge(registry: Registry, requests: list[Ready]) -> Refusal | None:
+def judge(core: ServerCore, requests: list[Ready]) -> Refusal | None:
     """One refusal for a batch when any of its requests is refused (then none runs:
     a client that steps up and sends the batch again runs each member once)."""
+    if not core.scoped:
+        return None
     needed, grant = _NONE, None
     for ready in requests:  # the members of a batch share one channel, so one grant
         if ready.call.auth is not None:
             grant = ready.call.auth
-            needed = needed | needed_scopes(registry, ready.call.method, ready.params)
+            needed = needed | needed_scopes(core.registry, ready.call.method, ready.params)
     if grant is None or needed <= grant.scopes:
         return None
     return refused(UNSET, needed, grant.scopes)

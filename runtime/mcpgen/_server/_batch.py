@@ -60,7 +60,7 @@ def receive_batch(line: bytes, session: _Members, channel: Channel) -> Outcome:
             if rpc.is_batch(raw)
             else session.take(raw, channel)
         )
-    refused = judge(session.core.registry, [x for x in taken if type(x) is Ready])
+    refused = judge(session.core, [x for x in taken if type(x) is Ready])
     if refused is not None:
         return refused
     outcomes: list[Outcome] = [session.run(x) if isinstance(x, Ready) else x for x in taken]

@@ -115,7 +115,7 @@ class Session:
             if not isinstance(got, Ready):
                 return got
             # Judged on the params the handler gets: one decode, one view (`_authorize`).
-            refused = refusal(self.core.registry, got.call, got.params)
+            refused = refusal(self.core, got.call, got.params)
             return refused if refused is not None else self.run(got)
         except RecursionError:  # params or batch members nested deeper than decoders go
             return rpc.error_frame(
