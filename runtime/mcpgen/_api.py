@@ -66,6 +66,12 @@ class Server:
     not stall the others; `sync_workers=0` runs every sync handler on the event loop's
     thread, and `threaded=False` on a decorator does so for one handler.
 
+    `mask_errors` (on by default): an unexpected exception in a handler reaches the
+    client as a generic message with a reference (`Tool 'x' failed (ref 1f3a9c2e)`),
+    its traceback goes to the `mcpgen.server` log under that reference; `False` sends
+    the exception's type and text (development only). A raised `ToolError` or `McpError`
+    is sent as written either way.
+
     `lifespan`: `fn(server)` returning an async context manager (e.g. made with
     `contextlib.asynccontextmanager`), entered once before serving starts and exited
     after it ends; what it yields is `ctx.lifespan` in every handler.
