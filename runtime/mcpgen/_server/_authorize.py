@@ -28,9 +28,8 @@ from mcpgen_types import latest as t
 if TYPE_CHECKING:
     from mcpgen._server._call import Call
     from mcpgen._server._core import Registry, ServerCore
-    from mcpgen._server._methods import MethodSpec
 
-__all__ = ["FORBIDDEN", "Ready", "Refusal", "judge", "needed_scopes", "refusal"]
+__all__ = ["FORBIDDEN", "Refusal", "judge", "needed_scopes", "refusal"]
 
 # A server-defined JSON-RPC code (the -32000..-32099 range) for a refused request; over
 # HTTP the response is a 403 with an OAuth challenge, this is what a stream carries.
@@ -44,18 +43,6 @@ class Refusal(rpc.ErrorFrame):
     holds, so that one new grant covers both)."""
 
     scopes: frozenset[str]
-
-
-class Ready:
-    """A request decoded for its handler and not yet dispatched: what is judged here
-    is exactly what `Session` then runs."""
-
-    __slots__ = ("call", "params", "spec")
-
-    def __init__(self, spec: MethodSpec, call: Call, params: Any) -> None:
-        self.spec = spec
-        self.call = call
-        self.params = params
 
 
 def _targets(method: str, params: Any) -> Iterator[tuple[str, str]]:
@@ -105,27 +92,28 @@ def needed_scopes(registry: Registry, method: str, params: Any) -> frozenset[str
     return needed
 
 
-def refusal(core: ServerCore, call: Call, params: Any) -> Refusal | None:
-    """None when `call` may be dispatched, else the reply that refuses it."""
+def refusal(core: ServerCore, call: Call) -> Refusal | None:
+    """None when `call` (decoded: `call.params`) may be dispatched, else the reply that
+    refuses it."""
     grant = call.auth
     if grant is None or not core.scoped:
         return None
-    needed = needed_scopes(core.registry, call.method, params)
+    needed = needed_scopes(core.registry, call.method, call.params)
     if needed <= grant.scopes:
         return None
     return refused(call.request_id, needed, grant.scopes)
 
 
-def judge(core: ServerCore, requests: list[Ready]) -> Refusal | None:
+def judge(core: ServerCore, requests: list[Call]) -> Refusal | None:
     """One refusal for a batch when any of its requests is refused (then none runs:
     a client that steps up and sends the batch again runs each member once)."""
     if not core.scoped:
         return None
     needed, grant = _NONE, None
-    for ready in requests:  # the members of a batch share one channel, so one grant
-        if ready.call.auth is not None:
-            grant = ready.call.auth
-            needed = needed | needed_scopes(core.registry, ready.call.method, ready.params)
+    for call in requests:  # the members of a batch share one channel, so one grant
+        if call.auth is not None:
+            grant = call.auth
+            needed = needed | needed_scopes(core.registry, call.method, call.params)
     if grant is None or needed <= grant.scopes:
         return None
     return refused(UNSET, needed, grant.scopes)

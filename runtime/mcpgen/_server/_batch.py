@@ -16,8 +16,8 @@ from msgspec import UNSET
 
 from mcpgen import _jsonrpc as rpc
 from mcpgen import _protocol as proto
-from mcpgen._server._authorize import Ready, judge
-from mcpgen._server._call import Channel, Outcome, Pending, Settled
+from mcpgen._server._authorize import judge
+from mcpgen._server._call import Call, Channel, Outcome, Pending, Settled
 from mcpgen._server._core import ServerCore
 
 __all__ = ["receive_batch"]
@@ -34,9 +34,9 @@ class _Members(Protocol):
     @property
     def legacy_version(self) -> str | None: ...
 
-    def take(self, line: bytes, channel: Channel) -> Outcome | Ready: ...
+    def take(self, line: bytes, channel: Channel) -> Outcome | Call: ...
 
-    def run(self, ready: Ready) -> Outcome: ...
+    def run(self, call: Call) -> Outcome: ...
 
 
 def receive_batch(line: bytes, session: _Members, channel: Channel) -> Outcome:
@@ -52,7 +52,7 @@ def receive_batch(line: bytes, session: _Members, channel: Channel) -> Outcome:
         return rpc.error_frame(UNSET, rpc.PARSE_ERROR, f"parse error: {exc}", status=_BAD)
     if not items:
         return rpc.error_frame(UNSET, rpc.INVALID_REQUEST, "empty batch", status=_BAD)
-    taken: list[Outcome | Ready] = []
+    taken: list[Outcome | Call] = []
     for item in items:
         raw = bytes(item)
         taken.append(
@@ -60,10 +60,10 @@ def receive_batch(line: bytes, session: _Members, channel: Channel) -> Outcome:
             if rpc.is_batch(raw)
             else session.take(raw, channel)
         )
-    refused = judge(session.core, [x for x in taken if type(x) is Ready])
+    refused = judge(session.core, [x for x in taken if type(x) is Call])
     if refused is not None:
         return refused
-    outcomes: list[Outcome] = [session.run(x) if isinstance(x, Ready) else x for x in taken]
+    outcomes: list[Outcome] = [session.run(x) if isinstance(x, Call) else x for x in taken]
     if any(isinstance(o, Pending) for o in outcomes):
         return Pending(None, _gather(outcomes))
     return _join(outcomes)

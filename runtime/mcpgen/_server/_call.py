@@ -143,10 +143,12 @@ class Call:
         "log_rank",
         "meta",
         "method",
+        "params",
         "principal",
         "progress_token",
         "request_id",
         "rounds",
+        "spec",
         "state",
         "task",
         "version",
@@ -185,6 +187,10 @@ class Call:
         self.detachable = False  # may still turn into a task (`await ctx.detach()`)
         self.asker: Asker | None = None  # a legacy session's, for awaited input requests
         self.lifespan: Any = None  # the server's lifespan value, set for handlers with a Context
+        # The method's entry and the params decoded for its handler, once decoded: what
+        # authorization judges is what is dispatched (`_authorize`).
+        self.spec: Any = None
+        self.params: Any = None
 
     def capabilities(self) -> t.ClientCapabilities:
         return msgspec.convert(self.caps, t.ClientCapabilities)

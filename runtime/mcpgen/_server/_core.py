@@ -145,7 +145,8 @@ class ServerCore:
         self._discover: bytes | None = None
         self._caps: dict[str, Any] | None = None
         self._features: dict[str, bool] = {}
-        self._scoped: bool | None = None
+        # Whether any feature needs a scope (else authorization judges nothing).
+        self.scoped = scoped(registry)
 
     # -- registry snapshots ---------------------------------------------------------------
     def swap(self, registry: Registry, changed: Iterable[str]) -> None:
@@ -154,7 +155,7 @@ class ServerCore:
         self._discover = None
         self._caps = None
         self._features = {}
-        self._scoped = None
+        self.scoped = scoped(registry)
         for kind in changed:
             if kind:
                 self.bus.publish(ChangeEvent(kind))
@@ -185,19 +186,6 @@ class ServerCore:
         if extensions:
             caps["extensions"] = extensions
         return caps
-
-    @property
-    def scoped(self) -> bool:
-        """Whether any feature of the registry needs a scope (else nothing is judged)."""
-        if self._scoped is None:
-            r = self.registry
-            self._scoped = (
-                any(x.scopes for x in r.tools.values())
-                or any(x.scopes for x in r.prompts.values())
-                or any(x.scopes for x in r.resources.values())
-                or any(x.scopes for x in r.templates)
-            )
-        return self._scoped
 
     def has_feature(self, method: str) -> bool:
         """Capability gating: a feature method is served only when advertised."""
@@ -319,6 +307,16 @@ class ServerCore:
     def stamp_listen(self, result: t.SubscriptionsListenResult) -> t.SubscriptionsListenResult:
         result.meta = {**result.meta, **self.server_meta}
         return result
+
+
+def scoped(r: Registry) -> bool:
+    """Whether any feature of the registry `r` needs a scope."""
+    return (
+        any(x.scopes for x in r.tools.values())
+        or any(x.scopes for x in r.prompts.values())
+        or any(x.scopes for x in r.resources.values())
+        or any(x.scopes for x in r.templates)
+    )
 
 
 _LIST_CHANGED: dict[

@@ -23,7 +23,7 @@ from msgspec import UNSET
 from mcpgen import _jsonrpc as rpc
 from mcpgen import _protocol as proto
 from mcpgen._errors import McpError
-from mcpgen._server._authorize import Ready, refusal
+from mcpgen._server._authorize import refusal
 from mcpgen._server._awaits import InputPending
 from mcpgen._server._batch import receive_batch
 from mcpgen._server._bridge import LegacyBridge
@@ -112,11 +112,12 @@ class Session:
         """What becomes of one frame; never raises (see the module docstring)."""
         try:
             got = self.take(line.encode() if isinstance(line, str) else line, channel)
-            if not isinstance(got, Ready):
+            if not isinstance(got, Call):
                 return got
             # Judged on the params the handler gets: one decode, one view (`_authorize`).
-            refused = refusal(self.core, got.call, got.params)
-            return refused if refused is not None else self.run(got)
+            if got.auth is not None and self.core.scoped and (refused := refusal(self.core, got)):
+                return refused
+            return self._dispatch(got.spec, got, got.params)
         except RecursionError:  # params or batch members nested deeper than decoders go
             return rpc.error_frame(
                 UNSET, rpc.PARSE_ERROR, "parse error: nested too deeply", status=_BAD
@@ -125,10 +126,11 @@ class Session:
             log.exception("unexpected error handling a message")
             return INTERNAL
 
-    def run(self, ready: Ready) -> Outcome:
-        return self._dispatch(ready.spec, ready.call, ready.params)
+    def run(self, call: Call) -> Outcome:
+        """Dispatch a request `take` decoded (and authorization let through)."""
+        return self._dispatch(call.spec, call, call.params)
 
-    def take(self, line: bytes, channel: Channel) -> Outcome | Ready:
+    def take(self, line: bytes, channel: Channel) -> Outcome | Call:
         """A frame's outcome, or the request it holds, decoded and ready to be judged."""
         try:
             frame = rpc.decode_frame(line)
@@ -169,7 +171,7 @@ class Session:
         self.core.legacy_sessions.discard(self)
 
     # -- requests ----------------------------------------------------------------------------
-    def _request(self, frame: rpc.Frame, channel: Channel) -> Outcome | Ready:
+    def _request(self, frame: rpc.Frame, channel: Channel) -> Outcome | Call:
         method: str = frame.method
         spec = METHODS.get(method)
         raw = frame.params
@@ -214,7 +216,7 @@ class Session:
         params: Any,
         meta: dict[str, Any],
         channel: Channel,
-    ) -> Outcome | Ready:
+    ) -> Outcome | Call:
         method, rid = frame.method, frame.id
         try:
             version, caps, level = proto.validate_meta(meta, channel.headers, method)
@@ -246,11 +248,12 @@ class Session:
             channel,
             None if level is None else proto.LOG_LEVELS[level],
         )
-        return Ready(spec, call, params)
+        call.spec, call.params = spec, params
+        return call
 
     def _legacy(
         self, frame: rpc.Frame, spec: MethodSpec | None, raw: Any, channel: Channel
-    ) -> Outcome | Ready:
+    ) -> Outcome | Call:
         method, rid = frame.method, frame.id
         legacy = self.legacy
         version = legacy.version if legacy is not None else proto.LEGACY[-1]
@@ -272,7 +275,8 @@ class Session:
         assert legacy is not None
         call = Call(rid, method, "legacy", version, meta, legacy.caps, channel, legacy.log_rank)
         call.info, call.asker = legacy.info, self.bridge
-        return Ready(spec, call, params)
+        call.spec, call.params = spec, params
+        return call
 
     def _initialize(self, rid: RequestId, raw: Any) -> bytes:
         try:

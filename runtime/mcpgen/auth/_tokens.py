@@ -8,6 +8,7 @@ introspection verifiers, which need joserfc and httpx, live in their own modules
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
@@ -66,6 +67,7 @@ class AccessToken(msgspec.Struct, frozen=True, kw_only=True):
         return self.expires_at is not None and self.expires_at + leeway <= now
 
 
+@functools.lru_cache(maxsize=4096)  # asked on every request of a cached token
 def _key(issuer: str | None, kind: str, name: str) -> str:
     return msgspec.json.encode([issuer, kind, name]).decode()
 

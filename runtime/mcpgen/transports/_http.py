@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from mcpgen import _jsonrpc as rpc
-from mcpgen._server import DEFERRED, Handle, Settled, deliver
+from mcpgen._server import DEFERRED, Handle, Refusal, Settled, deliver
 from mcpgen.stores import (
     EventStore,
     InMemoryEventStore,
@@ -294,8 +294,8 @@ class McpAsgiApp:
         channel = _Stream(self, headers, principal)
         channel.auth = scope.get("mcpgen.auth")  # the verified token (`_http_auth`)
         outcome = session.receive(body, channel)
-        if await refuse(self.gate, scope, send, outcome):
-            return  # the core judged the request: the token lacks a scope it needs
+        if type(outcome) is Refusal and await refuse(self.gate, scope, send, outcome):
+            return  # judged by the core: the token lacks a scope the request needs
         extra: list[tuple[bytes, bytes]] = []
         if http_session is not None:
             await self.legacy_sessions.persist(http_session)
