@@ -25,7 +25,6 @@ from mcpgen._server._apps import APP_MIME_TYPE, UI_EXTENSION, AppSource, app_rea
 from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, ChangeEvent
 from mcpgen._server._defs import PromptOptions, ResourceOptions, TemplateOptions, ToolOptions
 from mcpgen._server._methods import read_own
-from mcpgen._server._scopes import RegistryScopes
 from mcpgen._server._state import Sealer
 from mcpgen._server_side._mount import Watcher, holding, imported, mounting
 from mcpgen._server_side._transform import TransformOptions, with_transformed
@@ -72,6 +71,12 @@ class Server:
     not stall the others; `sync_workers=0` runs every sync handler on the event loop's
     thread, and `threaded=False` on a decorator does so for one handler.
 
+    `mask_errors` (on by default): an unexpected exception in a handler reaches the
+    client as a generic message with a reference (`Tool 'x' failed (ref 1f3a9c2e)`),
+    its traceback goes to the `mcpgen.server` log under that reference; `False` sends
+    the exception's type and text (development only). A raised `ToolError` or `McpError`
+    is sent as written either way.
+
     `lifespan`: `fn(server)` returning an async context manager (e.g. made with
     `contextlib.asynccontextmanager`), entered once before serving starts and exited
     after it ends; what it yields is `ctx.lifespan` in every handler.
@@ -96,7 +101,7 @@ class Server:
         icons: list[t.Icon] | None = None,
         page_size: int = 200,
         cache: Mapping[str, CacheHint] | None = None,
-        mask_errors: bool = False,
+        mask_errors: bool = True,
         logging: bool = True,
         state_keys: list[bytes | str] | None = None,
         state_ttl_seconds: float = 900.0,
@@ -412,10 +417,9 @@ class Server:
         auth = options.pop("auth", None)  # an AuthSettings: bearer tokens required
         if auth is not None and self.redis is not None:
             auth.share_replay(self.redis.connection)  # DPoP proofs: one replay cache
-        features = None if auth is None else RegistryScopes(lambda: self._registry)
         if auth is not None and auth.hide_unauthorized:
             self._update("", hide_unauthorized=True)
-        return McpAsgiApp(self, HttpOptions(**options), store, events, auth, features)
+        return McpAsgiApp(self, HttpOptions(**options), store, events, auth)
 
     def run(
         self,

@@ -26,6 +26,7 @@ from mcpgen._server._call import Call
 from mcpgen._server._content import failure, to_call_result, tool_outcome
 from mcpgen._server._context import Context, Drive, InputRequired, finish
 from mcpgen._server._defs import ToolDef
+from mcpgen._server._masking import report
 from mcpgen._server._mrtr import awaited_round, request_kinds
 from mcpgen._server._running import RunningTask
 from mcpgen._server._state import random_token
@@ -195,8 +196,8 @@ class TaskRunner:
         except McpError as exc:
             await self._settle(live, FAILED, error=exc)
         except Exception as exc:  # the value cannot become a result: our internal error
-            detail = "" if self.mask_errors else f": {type(exc).__name__}: {exc}"
-            error = McpError(t.INTERNAL_ERROR, "internal error" + detail)
+            said = report(f"task {live.state.id}", exc, self.mask_errors)
+            error = McpError(t.INTERNAL_ERROR, "internal error" + said)
             await self._settle(live, FAILED, error=error)
 
     async def _ask(self, live: RunningTask, out: InputRequired) -> None:
