@@ -167,10 +167,14 @@ http {
 $upstreams    }
     server {
         listen 127.0.0.1:$port;
+        client_header_timeout 10s;            # slow clients: docs/guide/limits.md
+        client_body_timeout 30s;
         location / {
             proxy_pass http://mcpgen;
             proxy_http_version 1.1;            # chunked responses: SSE streams
             proxy_set_header Host \$http_host;   # the workers check Host (DNS rebinding)
+            # the client's address, for the quotas of anonymous clients (docs/guide/limits.md)
+            proxy_set_header X-Forwarded-For \$remote_addr;
             proxy_buffering off;               # SSE events leave as they are written
             proxy_request_buffering off;
             proxy_cache off;

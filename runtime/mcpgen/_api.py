@@ -58,7 +58,10 @@ class Server:
     Tools registered with `task=` may run as tasks (the `io.modelcontextprotocol/tasks`
     extension); `task_ttl_seconds` and `task_poll_seconds` are what their tasks
     advertise as `ttlMs` and `pollIntervalMs` (a task is forgotten `ttlMs` after its
-    creation; None: never, until the server stops).
+    creation; None: never, until the server stops). One client (its principal; an
+    anonymous one, its address) may have `max_tasks_per_client` tasks running at once
+    (None: no bound); past it, a call asking for a task is refused with a JSON-RPC error
+    (-32029) until one ends.
 
     Shared state sits behind the interfaces of `mcpgen.stores`; the defaults keep it in
     this process. Several workers behind one endpoint pass shared ones: `bus` (change
@@ -111,6 +114,7 @@ class Server:
         extensions: Mapping[str, dict[str, Any]] | None = None,
         task_ttl_seconds: float | None = 3600.0,
         task_poll_seconds: float = 1.0,
+        max_tasks_per_client: int | None = 100,
         sync_workers: int | None = None,
         lifespan: LifespanFactory | None = None,
         redis: str | RedisStores | None = None,
@@ -122,6 +126,9 @@ class Server:
             None if task_ttl_seconds is None else milliseconds(task_ttl_seconds, "task_ttl_seconds")
         )
         self._task_poll_ms = milliseconds(task_poll_seconds, "task_poll_seconds")
+        if max_tasks_per_client is not None and max_tasks_per_client < 1:
+            raise ConfigurationError("max_tasks_per_client must be at least 1 (or None)")
+        self._max_tasks = max_tasks_per_client
         self.info = t.Implementation(
             name=name,
             version=version,
@@ -175,6 +182,7 @@ class Server:
                 task_store=self._task_store,
                 task_ttl_ms=self._task_ttl_ms,
                 task_poll_ms=self._task_poll_ms,
+                max_tasks_per_client=self._max_tasks,
                 run_sync=self._threads,
                 read=read_own,
             )
@@ -239,6 +247,7 @@ class Server:
         self._swap(TOOLS, with_tool(self._registry, fn, options))
 
     def remove_tool(self, name: str) -> None:
+        """Unregister tool `name`; connected clients are told the list changed."""
         self._swap(TOOLS, without(self._registry, "tools", name, "tool"))
 
     # -- resources ---------------------------------------------------------------------------
@@ -286,6 +295,7 @@ class Server:
         self._swap(RESOURCES, with_resource(self._registry, uri, reader, resource))
 
     def remove_resource(self, uri: str) -> None:
+        """Unregister the resource at `uri`; connected clients are told the list changed."""
         self._swap(RESOURCES, without(self._registry, "resources", uri, "resource"))
 
     def resource_template(
@@ -376,15 +386,19 @@ class Server:
         self._swap(TOOLS, with_transformed(self._registry, source, name, replace, **changes))
 
     def notify_tools_changed(self) -> None:
+        """Tell listening clients that the tool list changed."""
         self._publish(ChangeEvent(TOOLS))
 
     def notify_prompts_changed(self) -> None:
+        """Tell listening clients that the prompt list changed."""
         self._publish(ChangeEvent(PROMPTS))
 
     def notify_resources_changed(self) -> None:
+        """Tell listening clients that the resource list changed."""
         self._publish(ChangeEvent(RESOURCES))
 
     def notify_resource_updated(self, uri: str) -> None:
+        """Tell clients subscribed to `uri` that the resource changed."""
         self._publish(ChangeEvent(RESOURCE, uri))
 
     def close(self) -> None:
@@ -433,7 +447,21 @@ class Server:
         """Serve until stopped: `stdio` (until EOF on stdin) or `http` (uvicorn, one worker;
         the URLs it serves are printed on stderr once it listens, with the port it really
         bound when `port=0`). When the lifespan fails to start, nothing is served: the
-        process exits with the error's message (status 1)."""
+        process exits with the error's message (status 1). SIGTERM or Ctrl-C stops an
+        HTTP server after one line on stderr saying so.
+
+        Args:
+            transport: `"stdio"` or `"http"`.
+            host: HTTP: the address to listen on.
+            port: HTTP: the port (0: any free one).
+            log_level: HTTP: uvicorn's log level.
+            **options: HTTP: the endpoint's options, as `asgi_app` takes them.
+
+        Raises:
+            ConfigurationError: An unknown transport; or the call was made while
+                `mcpgen serve` imports the module (guard it with
+                `if __name__ == "__main__":`).
+        """
         if transport == "stdio":
             run_stdio(self)
         elif transport == "http":

@@ -8,7 +8,7 @@ with what the server asks of the frame, both typed from `mcpgen_types.ext_apps`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import msgspec
@@ -18,7 +18,7 @@ from mcpgen._server._apps import APP_MIME_TYPE, LEGACY_RESOURCE_URI_KEY, UI_EXTE
 from mcpgen_types import ext_apps as ui
 from mcpgen_types import latest as t
 
-__all__ = ["App", "app_capabilities", "read_app", "tool_app"]
+__all__ = ["App", "app_capabilities", "declared", "read_app", "tool_app"]
 
 
 class App(msgspec.Struct, frozen=True, kw_only=True):
@@ -81,3 +81,17 @@ def _ui_of(meta: Any) -> ui.McpUiResourceMeta | None:
 def app_capabilities() -> dict[str, Any]:
     """The extension entry a client that renders apps declares."""
     return {UI_EXTENSION: {"mimeTypes": [APP_MIME_TYPE]}}
+
+
+def declared(
+    capabilities: tuple[dict[str, Any], dict[str, Any]],
+    apps: bool,
+    extensions: Mapping[str, Mapping[str, Any]] | None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A client's (modern, legacy) capabilities with the extensions the application
+    handles itself (`apps=True`: it renders MCP Apps)."""
+    caps, legacy = capabilities
+    wanted = {**(app_capabilities() if apps else {}), **(extensions or {})}
+    if wanted:
+        caps["extensions"] = legacy["extensions"] = {k: dict(v) for k, v in wanted.items()}
+    return caps, legacy

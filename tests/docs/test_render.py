@@ -4,13 +4,14 @@ is a real picture, not a blank one."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import need
+from tests.conftest import REPO, need
 from tests.docs.site import Build
 
 pytestmark = pytest.mark.docs
@@ -59,3 +60,22 @@ def test_chromium_renders_the_title_and_the_navigation(
     assert done.returncode == 0, done.stderr[-2000:]
     assert shot.is_file() and shot.stat().st_size > 10_000
     assert pixel_spread(shot) > 10, "the screenshot is blank"
+
+
+@pytest.mark.parametrize("page", ["guide/tasks", "guide/input-requests"])
+def test_mermaid_diagrams_draw_offline(zensical_site: Build, page: str) -> None:
+    """With every host name unresolvable (no CDN), each ```mermaid block of the page is
+    drawn (its source replaced by the rendered diagram) from the site's own copy."""
+    assert zensical_site.returncode == 0, zensical_site.output[-3000:]
+    source = (REPO / "docs" / f"{page}.md").read_text()
+    diagrams = source.count("```mermaid")
+    assert diagrams >= 1
+    built = zensical_site.site / page / "index.html"
+    assert 'src="../../assets/javascripts/mermaid.min.js"' in built.read_text()
+    assert (zensical_site.site / "assets" / "javascripts" / "mermaid.min.js").stat().st_size > 1e6
+    offline = "--host-resolver-rules=MAP * ~NOTFOUND"
+    dom = run_chromium(offline, "--virtual-time-budget=8000", "--dump-dom", built.as_uri())
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert dom.stdout.count('<div class="mermaid"></div>') == diagrams  # drawn (shadow DOM)
+    for first_line in re.findall(r"```mermaid\n(\S+)", source):
+        assert first_line not in dom.stdout  # no diagram left as its source text

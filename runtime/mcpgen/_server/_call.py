@@ -106,14 +106,17 @@ class Channel(abc.ABC):
     `spawn` starts async work and returns its handle (for cancellation). `headers`
     holds the request's MCP HTTP headers (lower-case names), or None outside HTTP;
     `principal` names who the transport authenticated, `auth` is the verified bearer
-    token it authenticated with (HTTP with `auth=` configured; None elsewhere).
-    `request_info()` and `session_id()` describe the carrying HTTP request and the
-    legacy session, where the transport has them (`ctx.request`, `ctx.session_id`).
+    token it authenticated with (HTTP with `auth=` configured; None elsewhere); `peer`
+    is the client's network address where the transport has one (HTTP), which
+    anonymous clients' quotas count against. `request_info()` and `session_id()`
+    describe the carrying HTTP request and the legacy session, where the transport has
+    them (`ctx.request`, `ctx.session_id`).
     """
 
     headers: dict[str, str] | None = None
     principal: str | None = None
     auth: AccessToken | None = None
+    peer: str | None = None
 
     def request_info(self) -> RequestInfo | None:
         """The HTTP request this channel answers, if any (built on demand)."""
@@ -128,9 +131,11 @@ class Channel(abc.ABC):
         """Write one frame to the peer (every transport does it its own way)."""
 
     def request(self, frame: bytes) -> None:
+        """A legacy server-to-client request (by default sent as `notify` sends)."""
         self.notify(frame)
 
     def reply(self, frame: bytes) -> None:
+        """The request's reply (by default sent as `notify` sends)."""
         self.notify(frame)
 
     @abc.abstractmethod

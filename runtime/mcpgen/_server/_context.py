@@ -185,10 +185,12 @@ class Context:
     # -- identity --------------------------------------------------------------------------
     @property
     def request_id(self) -> str | int:
+        """The JSON-RPC id of the request being handled."""
         return self._call.request_id
 
     @property
     def method(self) -> str:
+        """The request's method, e.g. `"tools/call"`."""
         return self._call.method
 
     @property
@@ -198,10 +200,12 @@ class Context:
 
     @property
     def protocol_version(self) -> str:
+        """The revision the client speaks on this request."""
         return self._call.version
 
     @property
     def client_capabilities(self) -> t.ClientCapabilities:
+        """What the client declared it can answer (elicitation, sampling, roots)."""
         return self._call.capabilities()
 
     @property
@@ -212,6 +216,7 @@ class Context:
 
     @property
     def client_info(self) -> t.Implementation | None:
+        """The client's name and version, when it sent them."""
         return self._call.client_info()
 
     @property
@@ -375,13 +380,17 @@ class Context:
         self._call.log(level, data, logger)
 
     def debug(self, data: Any, logger: str | None = None) -> None:
+        """Send a log message at level debug to the client (if it asked for that level)."""
         self._call.log("debug", data, logger)
 
     def info(self, data: Any, logger: str | None = None) -> None:
+        """Send a log message at level info to the client (if it asked for that level)."""
         self._call.log("info", data, logger)
 
     def warning(self, data: Any, logger: str | None = None) -> None:
+        """Send a log message at level warning to the client."""
         self._call.log("warning", data, logger)
 
     def error(self, data: Any, logger: str | None = None) -> None:
+        """Send a log message at level error to the client."""
         self._call.log("error", data, logger)

@@ -111,6 +111,7 @@ class ServerCore:
         task_store: TaskStore | None = None,
         task_ttl_ms: int | None = 3_600_000,
         task_poll_ms: int = 1000,
+        max_tasks_per_client: int | None = None,
         loop: Callable[[], Loop] | None = None,
         run_sync: SyncRunner | None = None,
         read: Callable[[ServerCore, Call, str], Any] | None = None,
@@ -142,6 +143,7 @@ class ServerCore:
             mask_errors=mask_errors,
             ttl_ms=task_ttl_ms,
             poll_ms=task_poll_ms,
+            max_running=max_tasks_per_client,
         )
         self._unsubscribe = self.bus.subscribe(self.deliver)
         self._pages: dict[tuple[str, str, int, frozenset[str] | None], bytes] = {}

@@ -401,6 +401,8 @@ class Session:
 
     # -- legacy change notifications -----------------------------------------------------------
     def deliver(self, event: ChangeEvent, frame: bytes) -> None:
+        """Send a list-changed or resource-updated notification on this legacy session's
+        channel (a resource update only when the session subscribed to that URI)."""
         legacy, channel = self.legacy, self.channel
         if legacy is None or not legacy.initialized or channel is None:
             return
@@ -411,6 +413,7 @@ class Session:
         channel.notify(frame)
 
     def register_listen(self, listener: Listener) -> None:
+        """Register a listen stream opened by this session with the core."""
         key = id(listener)
         self.core.listeners[key] = listener
         self.listens[listener.request_id] = key

@@ -49,10 +49,11 @@ from mcpgen._server._tasks import (
     input_event,
     issue,
     task_call,
+    too_many,
     typed_answers,
     unknown,
 )
-from mcpgen.stores import TaskEvent, TaskState, TaskStore
+from mcpgen.stores import TaskEvent, TaskState, TaskStore, client_key
 from mcpgen_types import ext_tasks as x
 from mcpgen_types import latest as t
 
@@ -74,8 +75,10 @@ class TaskRunner:
         ttl_ms: int | None,
         poll_ms: int,
         clock: Callable[[], float] = time.time,
+        max_running: int | None = None,
     ) -> None:
         self.store = store
+        self.max_running = max_running  # per client (`client_key`); None: no bound
         self.spawn = spawn
         self.nowhere = Nowhere(spawn)
         self.publish = publish
@@ -99,11 +102,14 @@ class TaskRunner:
         or for a detachable handler whatever it answers before it detaches)."""
         if not as_task(call, tool):
             return None
+        client = client_key(call.principal, call.channel.peer)  # whom the task counts against
         if tool.detach:
-            return self._until_detached(call, tool, kwargs)
-        return self._begin(task_call(call, self.nowhere), tool, kwargs, None)
+            return self._until_detached(call, tool, kwargs, client)
+        return self._begin(task_call(call, self.nowhere), tool, kwargs, None, client)
 
-    async def _until_detached(self, call: Call, tool: ToolDef, kwargs: dict[str, Any]) -> Any:
+    async def _until_detached(
+        self, call: Call, tool: ToolDef, kwargs: dict[str, Any], client: str | None
+    ) -> Any:
         """Run the handler inside the request until it detaches (then answer with the
         task and let its runner resume the same coroutine) or returns (an ordinary
         answer, input-required rounds included)."""
@@ -124,7 +130,7 @@ class TaskRunner:
         # From here on nothing goes to the request's stream; the task has its status.
         call.channel, call.cancel_hook = self.nowhere, None
         call.progress_token = call.log_rank = None
-        return await self._begin(call, tool, kwargs, coro)
+        return await self._begin(call, tool, kwargs, coro, client)
 
     async def _begin(
         self,
@@ -132,6 +138,7 @@ class TaskRunner:
         tool: ToolDef,
         kwargs: dict[str, Any],
         resumed: Coroutine[Any, Any, Any] | None,
+        client: str | None,
     ) -> x.CreateTaskResult:
         if self.spawn is None:
             if resumed is not None:
@@ -149,11 +156,17 @@ class TaskRunner:
             poll_ms=self.poll_ms,
             owner=self.worker,
         )
+        # Stored before the CreateTaskResult exists: a tasks/get right after it resolves;
+        # refused when the client has as many tasks running as it may.
+        most = self.max_running
+        if not await self.store.create(msgspec.structs.replace(state), client=client, most=most):
+            if resumed is not None:
+                resumed.close()
+            assert most is not None  # (only a bound refuses)
+            raise too_many(most)
         live = RunningTask(self, state, call, tool, kwargs)
         call.task = live
         self.running[state.id] = live
-        # Stored before the CreateTaskResult exists: a tasks/get right after it resolves.
-        await self._save(live)
         self._start(live, resumed)
         return x.CreateTaskResult(status="working", **fields(state))
 

@@ -22,6 +22,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from mcpgen.auth._backoff import VerifierUnavailableError
     from mcpgen.auth._client import OAuth
     from mcpgen.auth._client_base import OAuthBase, Revocation
     from mcpgen.auth._client_credentials import ClientCredentials
@@ -44,6 +45,7 @@ _SERVER = {
     "StaticTokenVerifier": "_tokens",
     "TokenCache": "_tokens",
     "TokenVerifier": "_tokens",
+    "VerifierUnavailableError": "_backoff",
 }
 _CLIENT = {
     "AuthorizationError": "_discovery",
@@ -82,6 +84,7 @@ __all__ = [
     "TokenCache",
     "TokenStorage",
     "TokenVerifier",
+    "VerifierUnavailableError",
 ]
 
 

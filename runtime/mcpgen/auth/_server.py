@@ -26,6 +26,7 @@ import msgspec
 from mcpgen.auth._dpop import DPoP, ProofCheck, Refusal, bound_key
 from mcpgen.auth._metadata import WELL_KNOWN, AuthSettings, challenge, metadata_url
 from mcpgen.auth._tokens import MAX_TOKEN_BYTES, AccessToken, CheckingVerifier, TokenCache
+from mcpgen.stores import StoreUnavailableError
 
 __all__ = ["Answer", "AuthGate"]
 
@@ -184,6 +185,8 @@ class AuthGate:
             if self._check is not None:
                 return await self._check(token)
             found = await self.settings.verifier.verify(token)
+        except StoreUnavailableError:  # no token can be judged now: the app answers 503
+            raise
         except Exception as exc:  # a verifier's bug must not take the endpoint down
             # A traceback once per kind of failure; a token that keeps failing the same
             # way (sent on every request) is one line each time.

@@ -21,6 +21,7 @@ from typing import Annotated
 import typer
 
 from mcpgen._api import Server
+from mcpgen._api_run import importing_for_serve
 from mcpgen._errors import ConfigurationError
 from mcpgen.cli._serve_auth import (
     AuthOptions,
@@ -67,21 +68,25 @@ def _import_file(path: Path) -> ModuleType:
     return module
 
 
+def _import(where: str) -> ModuleType:
+    if _is_file(where):
+        return _import_file(Path(where).resolve())
+    try:
+        return importlib.import_module(where)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and where.startswith(exc.name):
+            raise LookupError(f"no module named {where!r}") from None
+        raise
+
+
 def load_server(spec: str, paths: list[str] | None = None) -> Server:
     """The `Server` SPEC names (see the module docstring); LookupError when it cannot."""
     where, attr = split_spec(spec)
     for extra in reversed([*(paths or []), os.getcwd()]):
         if extra not in sys.path:
             sys.path.insert(0, extra)
-    if _is_file(where):
-        module = _import_file(Path(where).resolve())
-    else:
-        try:
-            module = importlib.import_module(where)
-        except ModuleNotFoundError as exc:
-            if exc.name is not None and where.startswith(exc.name):
-                raise LookupError(f"no module named {where!r}") from None
-            raise
+    with importing_for_serve(where):
+        module = _import(where)
     names = (attr,) if attr else DEFAULT_ATTRS
     for name in names:
         found = getattr(module, name, None)

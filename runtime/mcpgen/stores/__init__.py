@@ -27,6 +27,7 @@ from mcpgen.stores._interfaces import (
     Unsubscribe,
 )
 from mcpgen.stores._keys import InMemoryKeyRing
+from mcpgen.stores._quota import client_key
 from mcpgen.stores._replay import InMemoryReplayCache, ReplayCache
 from mcpgen.stores._sessions import InMemorySessionStore
 from mcpgen.stores._tasks import InMemoryTaskStore
@@ -53,4 +54,5 @@ __all__ = [
     "TaskState",
     "TaskStore",
     "Unsubscribe",
+    "client_key",
 ]

@@ -1,6 +1,6 @@
 """ASGI plumbing for the HTTP app: responses, SSE framing, the channel that feeds one
-streamed response, request bodies, loopback checks, and a uvicorn server whose shutdown
-ends listen streams first."""
+streamed response, request bodies, loopback checks, and the lines announcing where an
+app is served."""
 
 from __future__ import annotations
 
@@ -9,16 +9,12 @@ import contextlib
 import ipaddress
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from mcpgen import _jsonrpc as rpc
-from mcpgen._errors import ConfigurationError
 from mcpgen._server import Channel, RequestInfo
 from mcpgen.stores import EventStore
-
-if TYPE_CHECKING:
-    import uvicorn
 
 log = logging.getLogger("mcpgen.http")
 
@@ -36,7 +32,6 @@ __all__ = [
     "route_path",
     "work_or_leave",
     "served_urls",
-    "uvicorn_server",
 ]
 
 Scope = dict[str, Any]
@@ -163,56 +158,11 @@ class AppOptions(Protocol):
     def sse_path(self) -> str | None: ...
 
 
-class ServedApp(Protocol):
-    """An ASGI app that ends its open streams on `shutdown` (an `McpAsgiApp`)."""
-
-    @property
-    def options(self) -> AppOptions: ...
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None: ...
-
-    async def shutdown(self) -> None: ...
-
-
-def uvicorn_server(
-    app: ServedApp,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    *,
-    announce: IO[str] | None = None,
-    **config: Any,
-) -> uvicorn.Server:
-    """A uvicorn server for `app` whose graceful shutdown first ends every listen stream
-    with its final result (uvicorn waits for open responses before it sends the
-    lifespan shutdown event, which a listen stream would otherwise outlive). With
-    `announce`, the URLs it serves are written there once it listens (the bound port,
-    also when `port` is 0)."""
-    try:
-        import uvicorn  # noqa: PLC0415 (optional: the http extra)
-    except ImportError:
-        raise ConfigurationError("HTTP serving needs uvicorn: pip install 'mcpgen[http]'") from None
-
-    class _Server(uvicorn.Server):
-        async def startup(self, sockets: Any = None) -> None:
-            await super().startup(sockets)
-            if announce is not None and self.started and self.servers:
-                bound = self.servers[0].sockets[0].getsockname()[1]
-                announce.write(served_urls(app.options, host, bound))
-                announce.flush()
-
-        async def shutdown(self, sockets: Any = None) -> None:
-            await app.shutdown()
-            await super().shutdown(sockets)
-
-    config.setdefault("timeout_graceful_shutdown", app.options.shutdown_grace_seconds)
-    return _Server(uvicorn.Config(app, host=host, port=port, lifespan="on", workers=1, **config))
-
-
-def served_urls(options: AppOptions, host: str, port: int) -> str:
+def served_urls(options: AppOptions, host: str, port: int, scheme: str = "http") -> str:
     """The lines announcing where an app listens: its endpoint and, when served, the
     older HTTP+SSE transport's stream."""
     where = f"[{host}]" if ":" in host else host
-    base = f"http://{where}:{port}"
+    base = f"{scheme}://{where}:{port}"
     text = f"mcpgen: serving MCP (Streamable HTTP) at {base}{options.path}\n"
     if options.sse_path is not None:
         text += f"mcpgen: and the older HTTP+SSE transport at {base}{options.sse_path}\n"

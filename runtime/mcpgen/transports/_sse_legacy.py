@@ -38,6 +38,7 @@ from mcpgen.transports._asgi import (
     request_info,
 )
 from mcpgen.transports._http_auth import refuse
+from mcpgen.transports._limits import BodyDeadlines, client_of, peer_of
 from mcpgen.transports._port import ServerPort
 from mcpgen.transports._sessions import HttpSession, LiveSessions
 
@@ -60,6 +61,8 @@ class _Options(Protocol):
     def session_idle_seconds(self) -> float: ...
     @property
     def max_sessions(self) -> int: ...
+    @property
+    def max_sessions_per_client(self) -> int | None: ...
 
 
 class HostApp(Protocol):
@@ -75,6 +78,8 @@ class HostApp(Protocol):
     def options(self) -> _Options: ...
     @property
     def stopping(self) -> bool: ...
+    @property
+    def bodies(self) -> BodyDeadlines: ...
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
 
@@ -108,6 +113,7 @@ class _Relay(Channel):
         self.principal = scope.get("mcpgen.principal")
         self.auth = scope.get("mcpgen.auth")
         self.scope, self.sid = scope, session_id
+        self.peer = peer_of(scope)
 
     def request_info(self) -> RequestInfo:
         return request_info(self.scope, "sse")
@@ -188,7 +194,13 @@ class LegacySse:
             return
         stream = ResponseStream(app, None, None)
         relay = _Relay(app, stream, scope, "")
-        http_session = self.store.add(app.server.session(relay), relay.principal)  # evicts idle
+        client = client_of(scope)
+        quota = app.options.max_sessions_per_client
+        if quota is not None and self.store.held_by(client) >= quota:  # each with its stream
+            frame = _error(rpc.INVALID_REQUEST, "too many open sessions for this client", 429)
+            await json_response(send, frame, 429)
+            return
+        http_session = self.store.add(app.server.session(relay), relay.principal, client=client)
         relay.sid = http_session.id
         if len(self.store) > app.options.max_sessions:  # every one has an open stream
             self.store.remove(http_session.id)
@@ -244,6 +256,7 @@ class LegacySse:
             return
         cap = self.app.options.max_body
         body = await read_body(receive, cap)
+        self.app.bodies.read(scope)
         if body is None:
             frame = _error(rpc.INVALID_REQUEST, f"request body over {cap} bytes", 413)
             await json_response(send, frame, 413)
