@@ -18,12 +18,18 @@ from mcpgen._api_registry import (
     without,
 )
 from mcpgen._api_run import run_http, run_stdio
-from mcpgen._api_setup import milliseconds, redis_stores, worker_threads
+from mcpgen._api_setup import milliseconds, redis_stores, served_stores, worker_threads
 from mcpgen._errors import ConfigurationError
 from mcpgen._server import CacheHint, Channel, Registry, ServerCore, Session
-from mcpgen._server._apps import APP_MIME_TYPE, UI_EXTENSION, AppSource, app_reader
+from mcpgen._server._apps import UI_EXTENSION, AppSource
 from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, ChangeEvent
-from mcpgen._server._defs import PromptOptions, ResourceOptions, TemplateOptions, ToolOptions
+from mcpgen._server._defs import (
+    PromptOptions,
+    ResourceOptions,
+    TemplateOptions,
+    ToolOptions,
+    app_resource,
+)
 from mcpgen._server._methods import read_own
 from mcpgen._server._state import Sealer
 from mcpgen._server_side._mount import Watcher, holding, imported, mounting
@@ -55,40 +61,23 @@ class Server:
 
     Register tools, resources, resource templates, prompts and completions with the
     decorators; handlers may be sync or async and may take a `Context` parameter.
-    Tools registered with `task=` may run as tasks (the `io.modelcontextprotocol/tasks`
-    extension); `task_ttl_seconds` and `task_poll_seconds` are what their tasks
-    advertise as `ttlMs` and `pollIntervalMs` (a task is forgotten `ttlMs` after its
-    creation; None: never, until the server stops). One client (its principal; an
-    anonymous one, its address) may have `max_tasks_per_client` tasks running at once
-    (None: no bound); past it, a call asking for a task is refused with a JSON-RPC error
-    (-32029) until one ends.
+    Tools registered with `task=` may run as tasks (the Tasks extension), advertising
+    `task_ttl_seconds` and `task_poll_seconds`; one client may have
+    `max_tasks_per_client` running at once (None: no bound; past it, -32029).
 
-    Shared state sits behind the interfaces of `mcpgen.stores`; the defaults keep it in
-    this process. Several workers behind one endpoint pass shared ones: `bus` (change
-    and task-status events), `task_store` (task records) and `keys` (the key ring that
-    seals requestState and cursors; `state_keys`, or `MCPGEN_STATE_KEYS` when neither
-    is given, makes an in-memory ring of those secrets, newest first).
+    Shared state sits behind the interfaces of `mcpgen.stores`, in this process by
+    default: `bus`, `task_store` and `keys` (sealing requestState and cursors; or
+    `state_keys`, or `MCPGEN_STATE_KEYS`, secrets newest first) take shared ones.
+    `redis` (or `MCPGEN_REDIS_URL`; the `redis` extra) puts sessions, events, tasks and
+    the bus in Redis so any worker serves any request (every worker then needs the same
+    state keys); startup fails with the reason when Redis does not answer.
 
-    Sync handlers run in a bounded pool of worker threads (`sync_workers` of them at
-    most; default as `concurrent.futures`: min(32, CPUs + 4)), so a blocking one does
-    not stall the others; `sync_workers=0` runs every sync handler on the event loop's
-    thread, and `threaded=False` on a decorator does so for one handler.
-
-    `mask_errors` (on by default): an unexpected exception in a handler reaches the
-    client as a generic message with a reference (`Tool 'x' failed (ref 1f3a9c2e)`),
-    its traceback goes to the `mcpgen.server` log under that reference; `False` sends
-    the exception's type and text (development only). A raised `ToolError` or `McpError`
-    is sent as written either way.
-
-    `lifespan`: `fn(server)` returning an async context manager (e.g. made with
-    `contextlib.asynccontextmanager`), entered once before serving starts and exited
-    after it ends; what it yields is `ctx.lifespan` in every handler.
-
-    `redis` (or `MCPGEN_REDIS_URL`): a Redis URL (or `mcpgen.stores.redis.RedisStores`,
-    e.g. with a key prefix of its own) puts legacy sessions, SSE events, tasks and the
-    bus there (`mcpgen.stores.redis`, the `redis` extra), so any worker serves any
-    request; every worker then needs the same `MCPGEN_STATE_KEYS` (or `state_keys`/`keys`).
-    Startup fails with the reason when Redis does not answer. `telemetry=True` (or
+    Sync handlers run in a bounded pool of worker threads (`sync_workers`; default
+    min(32, CPUs + 4); 0: on the event loop's thread, as `threaded=False` does for one
+    handler). `lifespan`: `fn(server)` returning an async context manager entered once
+    around serving; what it yields is `ctx.lifespan`. `mask_errors` (default on): an
+    unexpected handler exception reaches the client as a reference (`(ref 1f3a9c2e)`),
+    its traceback is logged under it; False sends its text. `telemetry=True` (or
     `MCPGEN_OTEL=1`): OpenTelemetry spans and metrics (`mcpgen.telemetry`).
     """
 
@@ -283,14 +272,7 @@ class Server:
         The resource is served as `text/html;profile=mcp-app` with `_meta.ui`, in the list
         and on every read, and the server declares the extension. Other options are those
         of `resource` (name, title, description, scopes, ...)."""
-        reader = app_reader(uri, source, ui)
-        listed = dict(options.get("meta") or {})
-        if ui is not None:
-            listed["ui"] = msgspec.to_builtins(ui)
-        resource = ResourceOptions(**options)
-        resource.setdefault("name", uri.removeprefix("ui://"))
-        resource["mime_type"] = APP_MIME_TYPE
-        resource["meta"] = listed or None
+        reader, resource = app_resource(uri, source, ui, options)
         self._extensions.setdefault(UI_EXTENSION, {})
         self._swap(RESOURCES, with_resource(self._registry, uri, reader, resource))
 
@@ -425,12 +407,7 @@ class Server:
         to end open streams first."""
         from mcpgen.transports._http import HttpOptions, McpAsgiApp  # noqa: PLC0415 (lazy)
 
-        store, events = options.pop("store", None), options.pop("events", None)
-        if self.redis is not None:
-            store, events = store or self.redis.sessions, events or self.redis.events
-        auth = options.pop("auth", None)  # an AuthSettings: bearer tokens required
-        if auth is not None and self.redis is not None:
-            auth.share_replay(self.redis.connection)  # DPoP proofs: one replay cache
+        store, events, auth = served_stores(self.redis, options)
         if auth is not None and auth.hide_unauthorized:
             self._update("", hide_unauthorized=True)
         return McpAsgiApp(self, HttpOptions(**options), store, events, auth)

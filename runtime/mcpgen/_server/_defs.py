@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, TypedDict, Unpack
 
 import msgspec
 from msgspec import UNSET
 
 from mcpgen._errors import ConfigurationError
-from mcpgen._server._apps import app_tool_meta
+from mcpgen._server._apps import APP_MIME_TYPE, AppSource, app_reader, app_tool_meta
 from mcpgen._server._arguments import (
     EMPTY,
     Binder,
@@ -29,9 +29,10 @@ from mcpgen._server._arguments import (
 from mcpgen._server._templates import UriTemplate
 from mcpgen._server._visible import scope_set
 from mcpgen_types import latest as t
-from mcpgen_types.ext_apps import McpUiToolMeta
+from mcpgen_types.ext_apps import McpUiResourceMeta, McpUiToolMeta
 
 __all__ = [
+    "app_resource",
     "CompletionDef",
     "Header",
     "PromptDef",
@@ -358,3 +359,18 @@ def build_prompt(
 
 def build_completion(fn: Callable[..., Any], *, threaded: bool = True) -> CompletionDef:
     return CompletionDef(fn, inspect.iscoroutinefunction(fn), threaded)
+
+
+def app_resource(
+    uri: str, source: AppSource, ui: McpUiResourceMeta | None, options: ResourceOptions
+) -> tuple[Callable[[], Awaitable[t.TextResourceContents]], ResourceOptions]:
+    """The read function and the resource options of `Server.add_app_resource`: the MCP
+    App MIME type, `_meta.ui` beside the caller's own `_meta`, a name from the URI."""
+    listed = dict(options.get("meta") or {})
+    if ui is not None:
+        listed["ui"] = msgspec.to_builtins(ui)
+    resource = ResourceOptions(**options)
+    resource.setdefault("name", uri.removeprefix("ui://"))
+    resource["mime_type"] = APP_MIME_TYPE
+    resource["meta"] = listed or None
+    return app_reader(uri, source, ui), resource
