@@ -32,7 +32,6 @@ from mcpgen._server._defs import (
 )
 from mcpgen._server._methods import read_own
 from mcpgen._server._middleware import Middleware, added, adopted, serving
-from mcpgen._server._scopes import RegistryScopes
 from mcpgen._server._state import Sealer
 from mcpgen._server_side._mount import Watcher, holding, imported, mounting
 from mcpgen._server_side._transform import TransformOptions, with_transformed
@@ -72,7 +71,9 @@ class Server:
     Sync handlers run in a bounded pool of worker threads (`sync_workers`; default
     min(32, CPUs + 4); 0: on the event loop's thread, as `threaded=False` does for one
     handler). `lifespan`: `fn(server)` returning an async context manager entered once
-    around serving; what it yields is `ctx.lifespan`. `telemetry=True` (or
+    around serving; what it yields is `ctx.lifespan`. `mask_errors` (default on): an
+    unexpected handler exception reaches the client as a reference (`(ref 1f3a9c2e)`),
+    its traceback is logged under it; False sends its text. `telemetry=True` (or
     `MCPGEN_OTEL=1`): OpenTelemetry spans and metrics (`mcpgen.telemetry`).
     """
 
@@ -88,7 +89,7 @@ class Server:
         icons: list[t.Icon] | None = None,
         page_size: int = 200,
         cache: Mapping[str, CacheHint] | None = None,
-        mask_errors: bool = False,
+        mask_errors: bool = True,
         logging: bool = True,
         state_keys: list[bytes | str] | None = None,
         state_ttl_seconds: float = 900.0,
@@ -409,10 +410,9 @@ class Server:
         from mcpgen.transports._http import HttpOptions, McpAsgiApp  # noqa: PLC0415 (lazy)
 
         store, events, auth = served_stores(self.redis, options)
-        features = None if auth is None else RegistryScopes(lambda: self._registry)
         if auth is not None and auth.hide_unauthorized:
             self._update("", hide_unauthorized=True)
-        return McpAsgiApp(self, HttpOptions(**options), store, events, auth, features)
+        return McpAsgiApp(self, HttpOptions(**options), store, events, auth)
 
     def run(
         self,

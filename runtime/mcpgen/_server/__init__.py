@@ -7,6 +7,7 @@ frames and carry out the `Outcome` it returns with `deliver` (see `_call`).
 
 from __future__ import annotations
 
+from mcpgen._server._authorize import Refusal
 from mcpgen._server._call import (
     DEFERRED,
     Call,
@@ -32,6 +33,7 @@ __all__ = [
     "Handle",
     "Outcome",
     "Pending",
+    "Refusal",
     "Registry",
     "RequestInfo",
     "ServerCore",

@@ -187,6 +187,7 @@ class Call:
         "progress_token",
         "request_id",
         "rounds",
+        "spec",
         "state",
         "task",
         "version",
@@ -227,7 +228,10 @@ class Call:
         self.lifespan: Any = None  # the server's lifespan value, set for handlers with a Context
         self.origin = channel  # the request's own channel, kept when a task replaces `channel`
         self.core: OwnReader | None = None  # set for handlers with a Context (read_resource)
-        self.params: Any = None  # the decoded params, kept where middleware needs them again
+        # The method's entry and the params decoded for its handler, once decoded: what
+        # authorization judges is what is dispatched (`_authorize`).
+        self.spec: Any = None
+        self.params: Any = None  # (middleware reads them again)
 
     def capabilities(self) -> t.ClientCapabilities:
         return msgspec.convert(self.caps, t.ClientCapabilities)

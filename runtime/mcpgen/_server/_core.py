@@ -172,6 +172,8 @@ class ServerCore:
         self._discover: bytes | None = None
         self._caps: dict[str, Any] | None = None
         self._features: dict[str, bool] = {}
+        # Whether any feature needs a scope (else authorization judges nothing).
+        self.scoped = scoped(registry)
 
     def use(self, methods: Mapping[str, Any], chains: Chains | None) -> None:
         """Serve `methods` (the plain table of `_methods`, or a table of middleware
@@ -193,6 +195,7 @@ class ServerCore:
         self._discover = None
         self._caps = None
         self._features = {}
+        self.scoped = scoped(registry)
         for kind in changed:
             if kind:
                 self.bus.publish(ChangeEvent(kind))
@@ -384,6 +387,16 @@ class ServerCore:
     def stamp_listen(self, result: t.SubscriptionsListenResult) -> t.SubscriptionsListenResult:
         result.meta = {**result.meta, **self.server_meta}
         return result
+
+
+def scoped(r: Registry) -> bool:
+    """Whether any feature of the registry `r` needs a scope."""
+    return (
+        any(x.scopes for x in r.tools.values())
+        or any(x.scopes for x in r.prompts.values())
+        or any(x.scopes for x in r.resources.values())
+        or any(x.scopes for x in r.templates)
+    )
 
 
 _LIST_CHANGED: dict[

@@ -27,6 +27,7 @@ from mcpgen._server._call import Call
 from mcpgen._server._content import failure, tool_outcome
 from mcpgen._server._context import Context, Drive, InputRequired, finish
 from mcpgen._server._defs import ToolDef
+from mcpgen._server._masking import report
 from mcpgen._server._mrtr import awaited_round, request_kinds
 from mcpgen._server._running import RunningTask
 from mcpgen._server._state import random_token
@@ -190,7 +191,7 @@ class TaskRunner:
             await self._settle(live, FAILED, error=exc)
             return
         except Exception as exc:  # from a middleware: our internal error
-            await self._settle(live, FAILED, error=self._internal(exc))
+            await self._settle(live, FAILED, error=self._internal(live, exc))
             return
         except BaseException:
             await self._settle(live, CANCELLED)
@@ -205,11 +206,11 @@ class TaskRunner:
         except McpError as exc:
             await self._settle(live, FAILED, error=exc)
         except Exception as exc:  # the value cannot become a result: our internal error
-            await self._settle(live, FAILED, error=self._internal(exc))
+            await self._settle(live, FAILED, error=self._internal(live, exc))
 
-    def _internal(self, exc: Exception) -> McpError:
-        detail = "" if self.mask_errors else f": {type(exc).__name__}: {exc}"
-        return McpError(t.INTERNAL_ERROR, "internal error" + detail)
+    def _internal(self, live: RunningTask, exc: Exception) -> McpError:
+        said = report(f"task {live.state.id}", exc, self.mask_errors)  # logged, referenced
+        return McpError(t.INTERNAL_ERROR, "internal error" + said)
 
     async def _work(
         self, live: RunningTask, resumed: Coroutine[Any, Any, Any] | None

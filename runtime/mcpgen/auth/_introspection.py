@@ -31,7 +31,14 @@ import httpx
 from mcpgen._errors import ConfigurationError
 from mcpgen.auth._backoff import Circuit, Refusals, VerifierUnavailableError
 from mcpgen.auth._remote import HttpVerifier
-from mcpgen.auth._tokens import MAX_TOKEN_BYTES, AccessToken, TokenCache, audience_of, scopes_of
+from mcpgen.auth._tokens import (
+    MAX_TOKEN_BYTES,
+    AccessToken,
+    TokenCache,
+    audience_of,
+    scopes_of,
+    usable_time,
+)
 
 __all__ = ["IntrospectionVerifier"]
 
@@ -166,6 +173,9 @@ class IntrospectionVerifier(HttpVerifier):
         if answer.get("active") is not True:
             return "the token is not active"
         exp = answer.get("exp")
+        if exp is not None and not usable_time(exp):
+            log.info("token introspection answered an exp that is no usable time")
+            return "the token has an invalid expiry"
         expires_at = float(exp) if isinstance(exp, int | float) else None
         if expires_at is not None and expires_at <= self._clock():
             return "the token has expired"

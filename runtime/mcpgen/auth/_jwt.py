@@ -34,7 +34,7 @@ from mcpgen._errors import ConfigurationError
 from mcpgen.auth._jose import compact_header
 from mcpgen.auth._jwks import JwksCache, KeysUnavailableError
 from mcpgen.auth._remote import HttpVerifier
-from mcpgen.auth._tokens import MAX_TOKEN_BYTES, AccessToken, audience_of, scopes_of
+from mcpgen.auth._tokens import MAX_TOKEN_BYTES, AccessToken, audience_of, scopes_of, usable_time
 
 __all__ = ["ASYMMETRIC_ALGORITHMS", "JWTVerifier"]
 
@@ -165,6 +165,11 @@ class JWTVerifier(HttpVerifier):
         return "the token's signing key is unknown" if found is None else found
 
     def _claims(self, claims: dict[str, Any]) -> AccessToken | str:
+        for name in _TIMES:  # 10**400 or 1e400 would overflow the comparisons below
+            value = claims.get(name)
+            if value is not None and not usable_time(value):
+                log.info("JWT refused: its %r claim is no usable time", name)
+                return f"the token has an invalid claim ({name})"
         # A plain dict: joserfc's annotation of the claim options changes between releases.
         essential: dict[str, Any] = {name: {"essential": True} for name in self.required_claims}
         registry = jwt.JWTClaimsRegistry(
@@ -197,6 +202,9 @@ class JWTVerifier(HttpVerifier):
             issuer=issuer if isinstance(issuer, str) else None,
             claims=claims,
         )
+
+
+_TIMES = ("exp", "nbf", "iat")
 
 
 def _media(typ: str) -> str:

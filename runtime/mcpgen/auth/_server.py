@@ -1,17 +1,16 @@
-"""The HTTP app's door: bearer tokens checked before any MCP endpoint is served, the
-protected resource metadata served next to it, and per-feature scopes checked before a
-call is dispatched.
+"""The HTTP app's door: bearer tokens checked before any MCP endpoint is served, and
+the protected resource metadata served next to it.
 
 Everything here answers with `(status, body, headers)` for the app to write; the app
-(`mcpgen.transports._http`) calls `metadata` for `/.well-known/...` paths, `admit` for
-every MCP request, and `authorize` with the body of every POST. Verified tokens are
-cached (`TokenCache`), so a client reusing its token costs a dict lookup per request.
+(`mcpgen.transports._http`) calls `metadata` for `/.well-known/...` paths and `admit`
+for every MCP request. Verified tokens are cached (`TokenCache`), so a client reusing
+its token costs a dict lookup per request.
 
-Per-feature scopes are decided from the body, never from headers alone, for both eras
-and for batches (a subscription to a resource counts as a read of it): the decision is
-made before the core sees the message, so a call without the scope gets
-`403 insufficient_scope` (naming every scope the call needs, the held ones included,
-so a client can ask for the union) whatever the revision.
+Per-feature scopes are not judged here: the gate reads no body. The core decides them
+on the params it decoded for the handler (`mcpgen._server._authorize`), so the check
+and the call cannot disagree; a refused request comes back as a `Refusal`, which
+`insufficient` turns into `403 insufficient_scope` (naming every scope the call needs,
+the held ones included, so a client can ask for the union) whatever the revision.
 """
 
 from __future__ import annotations
@@ -19,56 +18,23 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlsplit
 
 import msgspec
 
-from mcpgen._protocol import NAME_PARAM
 from mcpgen.auth._dpop import DPoP, ProofCheck, Refusal, bound_key
 from mcpgen.auth._metadata import WELL_KNOWN, AuthSettings, challenge, metadata_url
 from mcpgen.auth._tokens import MAX_TOKEN_BYTES, AccessToken, CheckingVerifier, TokenCache
 from mcpgen.stores import StoreUnavailableError
 
-__all__ = ["Answer", "AuthGate", "FeatureScopes"]
+__all__ = ["Answer", "AuthGate"]
 
 log = logging.getLogger("mcpgen.auth")
 Scope = dict[str, Any]
 Headers = list[tuple[bytes, bytes]]
 Answer = tuple[int, bytes, Headers]  # a response the app writes as JSON instead of serving
 _TOKEN68 = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
-
-
-class FeatureScopes(Protocol):
-    """What the gate needs of the server's registry (`mcpgen._server.RegistryScopes`)."""
-
-    @property
-    def scoped(self) -> bool:
-        """Whether any tool, prompt or resource needs a scope (else bodies are not read)."""
-        ...
-
-    def needed(self, method: str, name: str) -> frozenset[str]: ...
-
-
-class _Message(msgspec.Struct):
-    method: Any = None
-    params: Any = None
-
-
-_peek = msgspec.json.Decoder(_Message | list[_Message]).decode
-
-
-def _names(method: str, params: dict[str, Any]) -> list[str]:
-    """The features a request names: the one it calls or reads, or the resources it
-    subscribes to (a subscription would deliver what a read would, so it needs the
-    same scopes)."""
-    if method == "subscriptions/listen":
-        wanted = params.get("notifications")
-        uris = wanted.get("resourceSubscriptions") if isinstance(wanted, dict) else None
-        return [uri for uri in uris if isinstance(uri, str)] if isinstance(uris, list) else []
-    field = "uri" if method == "resources/subscribe" else NAME_PARAM.get(method)
-    name = None if field is None else params.get(field)
-    return [name] if isinstance(name, str) else []
 
 
 def _error_body(error: str, description: str | None) -> bytes:
@@ -84,13 +50,11 @@ class AuthGate:
     """Bearer authentication and scope checks for one HTTP app (`McpAsgiApp`), whose MCP
     endpoint is at `path` (without any mount prefix)."""
 
-    def __init__(
-        self, settings: AuthSettings, path: str, features: FeatureScopes | None = None
-    ) -> None:
+    def __init__(self, settings: AuthSettings, path: str) -> None:
         self.settings = settings
         self.path = path
-        self.features = features
         self.cache = TokenCache(settings.cache_seconds, settings.cache_size)
+        self._failures: set[str] = set()  # the kinds of verifier failure logged in full
         verifier = settings.verifier
         self._check = verifier.check if isinstance(verifier, CheckingVerifier) else None
         resource = settings.resource
@@ -186,7 +150,7 @@ class AuthGate:
                 return self._refuse_dpop(scope, refused)
         if fresh:
             if not self.settings.required_scopes <= access.scopes:
-                return self._insufficient(scope, self.settings.required_scopes | access.scopes)
+                return self.insufficient(scope, self.settings.required_scopes | access.scopes)
             self.cache.put(raw, access)  # only tokens that may pass
         return access
 
@@ -223,31 +187,17 @@ class AuthGate:
             found = await self.settings.verifier.verify(token)
         except StoreUnavailableError:  # no token can be judged now: the app answers 503
             raise
-        except Exception:  # a verifier's bug must not take the endpoint down
-            log.exception("the token verifier failed")
+        except Exception as exc:  # a verifier's bug must not take the endpoint down
+            # A traceback once per kind of failure; a token that keeps failing the same
+            # way (sent on every request) is one line each time.
+            kind = f"{type(exc).__module__}.{type(exc).__qualname__}"
+            if kind in self._failures:
+                log.error("the token verifier failed: %s", kind)
+            else:
+                self._failures.add(kind)
+                log.exception("the token verifier failed")
             return "the token could not be verified"
         return found if found is not None else "the token is invalid or expired"
-
-    # -- per-feature scopes --------------------------------------------------------------------
-    def authorize(self, scope: Scope, access: AccessToken, body: bytes) -> Answer | None:
-        """403 when a call in `body` needs a scope the token lacks."""
-        features = self.features
-        if features is None or not features.scoped:
-            return None
-        try:
-            messages = _peek(body)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return None  # not a JSON-RPC message: the core answers it
-        needed: frozenset[str] = frozenset()
-        for message in messages if isinstance(messages, list) else (messages,):
-            method, params = message.method, message.params
-            if not isinstance(method, str) or not isinstance(params, dict):
-                continue
-            for name in _names(method, params):
-                needed |= features.needed(method, name)
-        if needed and not needed <= access.scopes:
-            return self._insufficient(scope, needed | access.scopes)
-        return None
 
     # -- answers -----------------------------------------------------------------------------
     def _refuse(
@@ -288,7 +238,7 @@ class AuthGate:
             headers += [(b"dpop-nonce", refused.nonce.encode()), (b"cache-control", b"no-store")]
         return status, body, headers
 
-    def _insufficient(self, scope: Scope, scopes: frozenset[str] | Sequence[str]) -> Answer:
+    def insufficient(self, scope: Scope, scopes: frozenset[str] | Sequence[str]) -> Answer:
         """403, in the challenge of the scheme the token came with (RFC 9449 7.2)."""
         description = "the token lacks a scope this request needs"
         dpop = any(n == b"authorization" and v[:5].lower() == b"dpop " for n, v in scope["headers"])

@@ -363,10 +363,12 @@ def judge_host_and_origin(options: AppOptions, bound: str, headers: dict[str, st
         if host_name not in allowed:
             return _forbidden(f"Host {host!r} is not allowed")
     origin = headers.get("origin")
-    if origin is not None and origin != "null":
+    if origin is not None:
+        if origin == "null":  # opaque: any page can send it (a sandboxed frame, a file)
+            return _forbidden("Origin 'null' is not allowed")
         if o.allowed_origins is not None:
             ok = origin in o.allowed_origins
-        elif protect:
+        elif protect and is_loopback(bound):  # local pages, only for a local server
             ok = hostname(urlsplit(origin).netloc) in LOOPBACK_NAMES
         else:
             ok = urlsplit(origin).netloc == host  # same origin only

@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcpgen import _jsonrpc as rpc
-from mcpgen._server import DEFERRED, Handle, Settled, deliver
+from mcpgen._server import DEFERRED, Handle, Refusal, Settled, deliver
 from mcpgen.stores import (
     EventStore,
     InMemoryEventStore,
@@ -46,7 +46,7 @@ from mcpgen.transports._asgi import (
 from mcpgen.transports._background import start_kept
 from mcpgen.transports._cors import answered, with_cors
 from mcpgen.transports._health import off_endpoint
-from mcpgen.transports._http_auth import auth_gate
+from mcpgen.transports._http_auth import auth_gate, refuse
 from mcpgen.transports._lifespan import AppLifespan
 from mcpgen.transports._limits import (
     BodyDeadlines,
@@ -62,7 +62,6 @@ from mcpgen.transports._uvicorn import uvicorn_server
 
 if TYPE_CHECKING:
     from mcpgen.auth._metadata import AuthSettings
-    from mcpgen.auth._server import FeatureScopes
 
 __all__ = [
     "EventStore",
@@ -148,7 +147,6 @@ class McpAsgiApp:
         store: SessionStore | None = None,
         events: EventStore | None = None,
         auth: AuthSettings | None = None,  # bearer tokens required (`_http_auth`)
-        features: FeatureScopes | None = None,  # the scopes each feature needs
     ) -> None:
         self.server = server
         self.options = o = options or HttpOptions()
@@ -164,7 +162,7 @@ class McpAsgiApp:
         self.legacy_sse = (
             None if o.sse_path is None else LegacySse(self, o.sse_path, o.messages_path)
         )
-        self.gate, self._serve = auth_gate(self, auth, self._path, features)
+        self.gate, self._serve = auth_gate(self, auth, self._path)
         self.cors, self._serve = with_cors(self, self._serve)  # (None, itself): none listed
         self.life = AppLifespan(server, self.shutdown)  # ASGI lifespan, or the first request
         self.lifespan = self.life.host_lifespan  # for a host: `FastAPI(lifespan=app.lifespan)`
@@ -293,6 +291,8 @@ class McpAsgiApp:
         channel.auth = scope.get("mcpgen.auth")  # the verified token (`_http_auth`)
         channel.peer = peer_of(scope)  # an anonymous client's quotas count against it
         outcome = session.receive(body, channel)
+        if type(outcome) is Refusal and await refuse(self.gate, scope, send, outcome):
+            return  # judged by the core: the token lacks a scope the request needs
         extra: list[tuple[bytes, bytes]] = []
         if http_session is not None:
             await self.legacy_sessions.persist(http_session)

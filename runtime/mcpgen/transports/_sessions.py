@@ -46,6 +46,7 @@ from typing import Any, Literal, Protocol
 from mcpgen import _jsonrpc as rpc
 from mcpgen import _protocol as proto
 from mcpgen._server import Channel, Handle
+from mcpgen._server._masking import UNAVAILABLE
 from mcpgen.stores import (
     EventStore,
     InMemoryEventStore,
@@ -98,8 +99,8 @@ def _error(message: str, status: int) -> rpc.ErrorFrame:
 async def unavailable(send: Send, exc: StoreUnavailableError) -> None:
     """Answer 503 with a JSON-RPC error: a shared store (Redis) is down. Nothing when
     the response had already started (a stream that was writing just ends)."""
-    log.warning("%s", exc)
-    frame = rpc.error_frame(None, INTERNAL_ERROR, f"service unavailable: {exc}", status=503)
+    log.warning("%s", exc)  # the store's address and error: for the operator only
+    frame = rpc.error_frame(None, INTERNAL_ERROR, UNAVAILABLE, status=503)
     with contextlib.suppress(RuntimeError, OSError):  # it had started: nothing more to say
         await json_response(send, frame, 503, [(b"retry-after", b"1")])
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs, quote
 
 from mcpgen import _jsonrpc as rpc
@@ -37,9 +37,13 @@ from mcpgen.transports._asgi import (
     read_body,
     request_info,
 )
+from mcpgen.transports._http_auth import refuse
 from mcpgen.transports._limits import BodyDeadlines, client_of, peer_of
 from mcpgen.transports._port import ServerPort
 from mcpgen.transports._sessions import HttpSession, LiveSessions
+
+if TYPE_CHECKING:
+    from mcpgen.auth._server import AuthGate
 
 __all__ = ["HostApp", "LegacySse"]
 
@@ -66,6 +70,7 @@ class HostApp(Protocol):
     (an `McpAsgiApp`): its server, options, tasks, open streams and stream pump."""
 
     streams: set[ResponseStream]
+    gate: AuthGate | None  # bearer tokens checked (`_http_auth`), or None
 
     @property
     def server(self) -> ServerPort: ...
@@ -263,6 +268,8 @@ class LegacySse:
         relay = _Relay(self.app, stream, scope, session_id)
         outcome = http_session.core.receive(body, relay)
         deliver(outcome, relay)  # a reply, now or later, is one more event on the stream
+        if await refuse(self.app.gate, scope, send, outcome):
+            return  # refused by the core (a scope the token lacks): the POST says so too
         if isinstance(outcome, rpc.ErrorFrame) and outcome.code == rpc.PARSE_ERROR:
             await json_response(send, outcome, 400)  # not JSON: say so here as well
             return
