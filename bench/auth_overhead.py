@@ -7,6 +7,14 @@ of a shared machine hits both; the figure is the ratio of the medians.
 
     python bench/auth_overhead.py [--seconds 5] [--rounds 3] [--connections 16]
     python bench/auth_overhead.py --instructions   # callgrind, one server at a time
+    python bench/auth_overhead.py --dpop [--rounds 5] [--requests 300]
+
+DPoP is reported on its own: every request carries a fresh proof (no tool like wrk
+replays one, the server would refuse it), so the proofs are made before each round
+and sent by one httpx client; `--dpop` compares server CPU per request of a bearer
+token and of a DPoP-bound token with its proof on the same protected server, and
+`--instructions` adds a `dpop` run (the proof's signature check, thumbprint, claims and
+the in-memory jti cache on every request; the token itself from the cache).
 
 Throughput on a shared machine drifts; `--instructions` is the steady figure: each
 server runs under `valgrind --tool=callgrind --instr-atstart=no`, is warmed up, then
@@ -28,6 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 ISSUER, RESOURCE = "https://issuer.example", "https://bench.example/mcp"
@@ -37,17 +46,17 @@ META = {
 }
 
 
-def serve(port: int, public_jwk: str | None) -> None:
+def serve(port: int, public_jwk: str | None, dpop: bool = False) -> None:
     sys.path.insert(0, str(ROOT / "examples"))
     from bench_server import server  # noqa: PLC0415
 
-    from mcpgen.auth import AuthSettings, JWTVerifier  # noqa: PLC0415
+    from mcpgen.auth import AuthSettings, DPoP, JWTVerifier  # noqa: PLC0415
     from mcpgen.transports import uvicorn_server  # noqa: PLC0415
 
     auth = None
     if public_jwk is not None:
         verifier = JWTVerifier(issuer=ISSUER, public_key=json.loads(public_jwk))
-        auth = AuthSettings(verifier, resource=RESOURCE)
+        auth = AuthSettings(verifier, resource=RESOURCE, dpop=DPoP() if dpop else None)
     uvicorn_server(server.asgi_app(auth=auth), "127.0.0.1", port, log_level="warning").run()
 
 
@@ -102,12 +111,32 @@ def wrk(port: int, headers: dict[str, str], seconds: int, connections: int) -> t
 _TOTALS = re.compile(rb"^(?:summary|totals): (\d+)", re.MULTILINE)
 
 
-def instructions(jwk: str, token: str, base: dict[str, str], n1: int, n2: int) -> dict[str, float]:
+Headers = dict[str, str]
+
+
+def dpop_headers(base: Headers, bound: tuple[str, Any], n: int) -> list[Headers]:
+    """`n` requests' headers with the DPoP-bound token and a fresh proof each."""
+    token, key = bound
+    proof = key.proof
+    return [
+        {**base, "Authorization": f"DPoP {token}", "DPoP": proof("POST", RESOURCE, token)}
+        for _ in range(n)
+    ]
+
+
+def instructions(
+    jwk: str, token: str, base: Headers, n1: int, n2: int, bound: tuple[str, Any]
+) -> dict[str, float]:
     """Server instructions per request, without and with auth (see the docstring)."""
     import httpx  # noqa: PLC0415
 
     out: dict[str, float] = {}
-    runs = (("plain", [], False), ("header", [], True), ("auth", ["--jwk", jwk], True))
+    runs: tuple[tuple[str, list[str], bool], ...] = (
+        ("plain", [], False),
+        ("header", [], True),
+        ("auth", ["--jwk", jwk], True),
+        ("dpop", ["--jwk", jwk, "--dpop"], True),
+    )
     for kind, extra, bearer in runs:
         port = free_port()
         dump = Path(tempfile.mkdtemp()) / "cg.%p"
@@ -125,9 +154,12 @@ def instructions(jwk: str, token: str, base: dict[str, str], n1: int, n2: int) -
             wait_ready(port, 600)
             with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as http:
 
-                def calls(n: int, body: object = body, headers: dict[str, str] = headers) -> None:
-                    for _ in range(n):
-                        assert http.post("/mcp", json=body, headers=headers).status_code == 200
+                def calls(
+                    n: int, body: object = body, kind: str = kind, headers: Headers = headers
+                ) -> None:
+                    each = dpop_headers(base, bound, n) if kind == "dpop" else [headers] * n
+                    for sent in each:  # proofs are made before the requests they go with
+                        assert http.post("/mcp", json=body, headers=sent).status_code == 200
 
                 calls(50)
                 control = ["callgrind_control"]
@@ -160,12 +192,16 @@ def main() -> None:
     parser.add_argument("--serve", type=int)
     parser.add_argument("--jwk")
     parser.add_argument("--instructions", action="store_true")
+    parser.add_argument("--dpop", action="store_true")
+    parser.add_argument("--requests", type=int, default=300)
     args = parser.parse_args()
     if args.serve is not None:
-        serve(args.serve, args.jwk)
+        serve(args.serve, args.jwk, args.dpop)
         return
     from joserfc import jwt  # noqa: PLC0415
     from joserfc.jwk import ECKey  # noqa: PLC0415
+
+    from mcpgen.auth._oauth_dpop import DPoPKey  # noqa: PLC0415
 
     key = ECKey.generate_key("P-256", parameters={"kid": "bench"})
     claims = {"iss": ISSUER, "aud": RESOURCE, "sub": "bench", "exp": int(time.time()) + 3600}
@@ -178,8 +214,14 @@ def main() -> None:
         "Mcp-Name": "echo",
     }
     jwk = json.dumps(key.as_dict(private=False))
+    client_key = DPoPKey()
+    cnf = {"jkt": ECKey.import_key(client_key.public).thumbprint()}
+    bound = (jwt.encode({"alg": "ES256", "kid": "bench"}, {**claims, "cnf": cnf}, key), client_key)
+    if args.dpop:
+        dpop_cpu(jwk, token, base, bound, args.rounds, args.requests)
+        return
     if args.instructions:
-        per = instructions(jwk, token, base, 100, 400)
+        per = instructions(jwk, token, base, 100, 400, bound)
         print(
             f"without auth:                  {per['plain'] / 1000:.1f} k instructions per request"
         )
@@ -189,6 +231,11 @@ def main() -> None:
             f"auth adds {100 * (per['auth'] / per['plain'] - 1):+.1f}% to a request without "
             f"the header, verification {100 * (per['auth'] / per['header'] - 1):+.1f}% to one "
             "with it"
+        )
+        print(f"with DPoP (a proof per request): {per['dpop'] / 1000:.1f} k")
+        print(
+            f"DPoP adds {100 * (per['dpop'] / per['auth'] - 1):+.1f}% to a bearer-protected "
+            f"request, {100 * (per['dpop'] / per['plain'] - 1):+.1f}% to a plain one"
         )
         return
     ports = {"plain": free_port(), "auth": free_port()}
@@ -225,6 +272,44 @@ def main() -> None:
         for proc in procs:
             proc.terminate()
             proc.wait(10)
+
+
+def dpop_cpu(
+    jwk: str, token: str, base: Headers, bound: tuple[str, Any], rounds: int, n: int
+) -> None:
+    """Server CPU per request on one protected server (DPoP configured): a bearer
+    token vs a DPoP-bound token with a fresh proof, alternating rounds of `n`."""
+    import httpx  # noqa: PLC0415
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--serve", str(port), "--jwk", jwk, "--dpop"]
+    )
+    params = {"name": "echo", "arguments": {"text": "hello"}, "_meta": META}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    cpu: dict[str, list[float]] = {"bearer": [], "dpop": []}
+    try:
+        wait_ready(port)
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
+            for round_ in range(rounds + 1):  # the first round warms up
+                for kind in ("bearer", "dpop"):
+                    if kind == "dpop":
+                        each = dpop_headers(base, bound, n)
+                    else:
+                        each = [{**base, "Authorization": f"Bearer {token}"}] * n
+                    before = cpu_seconds(proc.pid)
+                    for sent in each:
+                        assert http.post("/mcp", json=body, headers=sent).status_code == 200
+                    if round_:
+                        cpu[kind].append(1e6 * (cpu_seconds(proc.pid) - before) / n)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    for kind in ("bearer", "dpop"):
+        rounded = [round(c) for c in cpu[kind]]
+        print(f"{kind:6}: server CPU {statistics.median(cpu[kind]):.0f} µs/request {rounded}")
+    extra = statistics.median(cpu["dpop"]) - statistics.median(cpu["bearer"])
+    print(f"a DPoP proof costs the server {extra:+.0f} µs per request")
 
 
 if __name__ == "__main__":

@@ -90,10 +90,17 @@ def control(*args: str) -> None:
 
 
 def measure(
-    server: str, tree: Path | None, mode: str, n1: int, n2: int, warmup: int, http: bool
+    server: str,
+    tree: Path | None,
+    mode: str,
+    n1: int,
+    n2: int,
+    warmup: int,
+    http: bool,
+    script: Path = HERE / "_telemetry.py",
 ) -> tuple[float, float]:
+    """Instructions per call of `script SERVER MODE [PORT]`, and a whole-run check."""
     work = Path(tempfile.mkdtemp(prefix="otel-cost-"))
-    script = HERE / "_telemetry.py"
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     env.pop("MCPGEN_OTEL", None)
     if tree is not None:

@@ -33,14 +33,18 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 @contextlib.contextmanager
 def http_server(
-    command: Callable[[int], list[str]], log: Path, path: str = "/mcp", timeout: float = 30.0
+    command: Callable[[int], list[str]],
+    log: Path,
+    path: str = "/mcp",
+    timeout: float = 30.0,
+    cwd: Path | None = None,
 ) -> Iterator[str]:
-    """Run `command(port)` (a server on 127.0.0.1:port) until it accepts connections;
-    yields its URL. Its output goes to `log` (shown by failing tests)."""
+    """Run `command(port)` (a server on 127.0.0.1:port; in `cwd` if given) until it accepts
+    connections; yields its URL. Its output goes to `log` (shown by failing tests)."""
     port = free_port()
     with log.open("wb") as sink:
         proc = subprocess.Popen(
-            command(port), stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT
+            command(port), stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT, cwd=cwd
         )
     try:
         deadline = time.monotonic() + timeout

@@ -17,6 +17,7 @@ import mcpgen
 PUBLIC = [
     "mcpgen",
     "mcpgen.auth",
+    "mcpgen.middleware",
     "mcpgen.proxy",
     "mcpgen.stores",
     "mcpgen.stores.redis",

@@ -43,6 +43,7 @@ def test_ruff_format() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_mypy_strict() -> None:
     proc = run(sys.executable, "-m", "mypy", "--strict")  # files from pyproject: the 3 roots
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -6,8 +6,8 @@
 - a virtualenv with the official Python SDK (PyPI `mcp`), kept apart from the
   project's environment so neither's dependencies leak into the other.
 
-Every helper calls `need()`: without npm/network it skips, and under
-MCPGEN_STRICT_SKIPS=1 (CI) it fails instead.
+Every helper calls `need()`: without npm/network it fails (MCPGEN_ALLOW_MISSING=node or
+network skips instead, outside CI: tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -30,6 +30,12 @@ CACHE = Path(
 )
 OFFICIAL_PYTHON_SDK = "mcp==2.3.0"
 CONFORMANCE = "@modelcontextprotocol/conformance@0.2.0-alpha.12"
+# The reference servers (PyPI), built on the official SDK: one virtualenv of their own.
+REFERENCE_SERVERS = (
+    "mcp-server-time==2026.10.19",
+    "mcp-server-fetch==2026.10.24",
+    "mcp-server-git==2026.10.19",
+)
 
 
 @contextmanager
@@ -43,12 +49,16 @@ def _locked(name: str) -> Iterator[None]:
 
 def _run(cmd: list[str], what: str, timeout: int = 900, **kw: object) -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, **kw)  # type: ignore[call-overload]
-    need(proc.returncode == 0, f"{what} ({' '.join(cmd)} failed: {proc.stderr.strip()[-400:]})")
+    need(
+        proc.returncode == 0,
+        f"{what} ({' '.join(cmd)} failed: {proc.stderr.strip()[-400:]})",
+        "network",
+    )
 
 
 def npm() -> str:
     path = shutil.which("npm")
-    need(path is not None, "npm (Node.js)")
+    need(path is not None, "npm (Node.js)", "node")
     assert path is not None
     return path
 
@@ -83,7 +93,7 @@ def node22() -> str:
     with _locked("node22"):
         if not binary.exists():
             _npm_install(prefix, f"node-linux-{arch}@22", "Node 22 from the npm registry")
-    need(binary.exists() and _node_major(str(binary)) >= 22, "Node >= 22")
+    need(binary.exists() and _node_major(str(binary)) >= 22, "Node >= 22", "node")
     return str(binary)
 
 
@@ -125,3 +135,20 @@ def official_python() -> str:
             )
             (venv / ".installed").write_text(OFFICIAL_PYTHON_SDK)
     return str(python)
+
+
+def reference_servers() -> Path:
+    """The bin/ folder of a virtualenv holding the PyPI reference servers (`mcp-server-time`,
+    `-fetch`, `-git`), apart from the project's environment and the official SDK's."""
+    venv = CACHE / "venv-reference-servers"
+    wanted = " ".join(REFERENCE_SERVERS)
+    with _locked("reference-servers"):
+        marker = venv / ".installed"
+        if not marker.exists() or marker.read_text() != wanted:
+            _run([sys.executable, "-m", "venv", "--clear", str(venv)], "a virtualenv")
+            _run(
+                [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *REFERENCE_SERVERS],
+                f"PyPI {wanted}",
+            )
+            marker.write_text(wanted)
+    return venv / "bin"

@@ -42,9 +42,12 @@ def register(app: typer.Typer) -> None:
             )
             raise typer.Exit(2)
 
-        command.__doc__ = "(needs the codegen extra: pip install 'mcpgen[codegen]')"
+        needs = "(needs the codegen extra: pip install 'mcpgen[codegen]')"
+        command.__doc__ = needs
         app.command(
-            name, context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+            name,
+            short_help=needs,  # whole in the command list, not cut to the list's width
+            context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
         )(command)
 
     for name in COMMANDS:

@@ -11,6 +11,14 @@
 # $PYTHON, else the checkout's .venv, else python3), --spec SPEC (the server, default
 # examples/everything.py:server). Needs redis-server and nginx (Debian packages);
 # runs as any user: every file it writes lives in its temporary directory.
+# --redis URL uses that Redis (any form mcpgen takes: redis+sentinel://, redis+cluster://)
+# instead of starting one.
+#
+# A protected cluster: the `mcpgen serve` authorization options go to every worker,
+# e.g. --auth-issuer URL --auth-jwks-uri URL (or --auth-introspection URL
+# --auth-client-id ID, the secret in MCPGEN_AUTH_CLIENT_SECRET), --auth-scope S
+# (repeatable), --auth-dpop MODE; --auth-resource defaults to http://127.0.0.1:P/mcp,
+# the URL clients use through nginx. DPoP proofs' jti are kept in the cluster's Redis.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -18,6 +26,9 @@ repo="$(cd "$here/../.." && pwd)"
 port=8080
 workers=2
 spec="$repo/examples/everything.py:server"
+auth_args=()
+redis_given=""
+resource_given=""
 python="${PYTHON:-}"
 if [[ -z "$python" ]]; then
     if [[ -x "$repo/.venv/bin/python" ]]; then python="$repo/.venv/bin/python"; else python=python3; fi
@@ -29,13 +40,19 @@ while (($#)); do
     --workers) workers="$2"; shift 2 ;;
     --python) python="$2"; shift 2 ;;
     --spec) spec="$2"; shift 2 ;;
-    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --redis) redis_given="$2"; shift 2 ;;
+    --auth-resource) resource_given=1; auth_args+=("$1" "$2"); shift 2 ;;
+    --auth-*) auth_args+=("$1" "$2"); shift 2 ;;
+    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
 if ! [[ "$workers" =~ ^[1-9][0-9]*$ && "$port" =~ ^[0-9]+$ ]]; then
     echo "run.sh: --workers and --port take positive numbers" >&2
     exit 2
+fi
+if ((${#auth_args[@]})) && [[ -z "$resource_given" ]]; then
+    auth_args+=(--auth-resource "http://127.0.0.1:$port/mcp")
 fi
 
 find_tool() {
@@ -100,12 +117,17 @@ wait_port() {  # PORT PID WHAT: until PORT accepts connections, failing if PID e
     done
 }
 
-"$redis_bin" --port "$redis_port" --bind 127.0.0.1 --dir "$tmp" --save '' --appendonly no \
-    --daemonize no --logfile "$tmp/redis.log" &
-pids+=($!)
-wait_port "$redis_port" "${pids[0]}" redis
-
-redis_url="redis://127.0.0.1:$redis_port/0"
+if [[ -n "$redis_given" ]]; then
+    redis_url="$redis_given"
+    sleep infinity &  # (stands for the Redis this script does not run)
+    pids+=($!)
+else
+    "$redis_bin" --port "$redis_port" --bind 127.0.0.1 --dir "$tmp" --save '' --appendonly no \
+        --daemonize no --logfile "$tmp/redis.log" &
+    pids+=($!)
+    wait_port "$redis_port" "${pids[0]}" redis
+    redis_url="redis://127.0.0.1:$redis_port/0"
+fi
 if [[ -z "${MCPGEN_STATE_KEYS:-}" ]]; then
     # One key for all the workers of this run (a real deployment sets its own).
     MCPGEN_STATE_KEYS="$("$python" -c 'import secrets; print(secrets.token_urlsafe(32))')"
@@ -115,7 +137,8 @@ export MCPGEN_STATE_KEYS MCPGEN_REDIS_URL="$redis_url"
 start_worker() {  # INDEX
     local wport="${worker_ports[$1]}"
     (cd "$repo" && exec "$python" -m mcpgen serve "$spec" --transport http \
-        --host 127.0.0.1 --port "$wport" --redis "$redis_url") >>"$tmp/worker$1.log" 2>&1 &
+        --host 127.0.0.1 --port "$wport" --redis "$redis_url" ${auth_args[@]+"${auth_args[@]}"}) \
+        >>"$tmp/worker$1.log" 2>&1 &
     worker_pids[$1]=$!
 }
 for ((i = 0; i < workers; i++)); do start_worker "$i"; done
@@ -153,10 +176,14 @@ http {
 $upstreams    }
     server {
         listen 127.0.0.1:$port;
+        client_header_timeout 10s;            # slow clients: docs/guide/limits.md
+        client_body_timeout 30s;
         location / {
             proxy_pass http://mcpgen;
             proxy_http_version 1.1;            # chunked responses: SSE streams
             proxy_set_header Host \$http_host;   # the workers check Host (DNS rebinding)
+            # the client's address, for the quotas of anonymous clients (docs/guide/limits.md)
+            proxy_set_header X-Forwarded-For \$remote_addr;
             proxy_buffering off;               # SSE events leave as they are written
             proxy_request_buffering off;
             proxy_cache off;

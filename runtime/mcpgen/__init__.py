@@ -19,12 +19,14 @@ from mcpgen._errors import (
     HttpStatusError,
     McpError,
     ProtocolViolationError,
+    RequestTimeoutError,
     ToolError,
     TransportError,
     TransportTimeoutError,
 )
 from mcpgen._server import CacheHint, Channel, Session
 from mcpgen._server._apps import APP_MIME_TYPE, UI_EXTENSION
+from mcpgen._server._call import RequestInfo
 from mcpgen._server._content import (
     audio,
     embedded_blob,
@@ -44,28 +46,42 @@ from mcpgen._server._context import (
     sample,
 )
 from mcpgen._server._defs import Header
+from mcpgen._server._elicited import Elicited
+from mcpgen._server._middleware import CallNext, Middleware, MiddlewareContext, NotificationContext
 
 __all__ = [
     "APP_MIME_TYPE",
     "App",
     "CacheHint",
+    "CallNext",
     "CallbackError",
     "Channel",
     "Client",
+    "ClientCallNext",
     "ClientError",
+    "ClientMiddleware",
+    "ClientRequest",
     "ConfigurationError",
     "ConnectError",
     "ConnectionClosedError",
     "Context",
     "ElicitationCallback",
+    "Elicited",
     "Header",
     "HttpStatusError",
     "InputRequired",
     "LogCallback",
     "McpError",
+    "Middleware",
+    "MiddlewareContext",
+    "NotificationContext",
     "ProgressCallback",
     "ProtocolViolationError",
     "Proxy",
+    "ReadResult",
+    "RequestInfo",
+    "RequestTimeoutError",
+    "RetryPolicy",
     "RootsCallback",
     "SamplingCallback",
     "Server",
@@ -99,6 +115,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from mcpgen._api_apps import App, tool_app
     from mcpgen._api_client import Client
+    from mcpgen._api_lists import ReadResult
     from mcpgen._api_tasks import ToolTask
     from mcpgen._callbacks import (
         CallbackError,
@@ -109,6 +126,12 @@ if TYPE_CHECKING:
         SamplingCallback,
     )
     from mcpgen._client import TaskCancelledError, TaskFailedError, VerdictCache
+    from mcpgen._client_side._middleware import (
+        ClientCallNext,
+        ClientMiddleware,
+        ClientRequest,
+        RetryPolicy,
+    )
     from mcpgen.proxy import Proxy
 
 _CLIENT_SIDE = frozenset(
@@ -117,9 +140,14 @@ _CLIENT_SIDE = frozenset(
         "tool_app",
         "CallbackError",
         "Client",
+        "ClientCallNext",
+        "ClientMiddleware",
+        "ClientRequest",
         "ElicitationCallback",
         "LogCallback",
         "ProgressCallback",
+        "ReadResult",
+        "RetryPolicy",
         "RootsCallback",
         "SamplingCallback",
         "TaskCancelledError",
@@ -138,8 +166,9 @@ def __getattr__(name: str) -> Any:
         return Proxy
     if name in _CLIENT_SIDE:  # loaded on first use: a server does not pay for the client
         from mcpgen import _api_apps, _api_client, _api_tasks, _callbacks, _client  # noqa: PLC0415
+        from mcpgen._client_side import _middleware  # noqa: PLC0415
 
-        for module in (_api_apps, _api_client, _api_tasks, _callbacks, _client):
+        for module in (_api_apps, _api_client, _api_tasks, _callbacks, _client, _middleware):
             if hasattr(module, name):
                 globals()[name] = value = getattr(module, name)
                 return value

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
 
 import msgspec
@@ -18,14 +18,23 @@ from mcpgen._api_registry import (
     without,
 )
 from mcpgen._api_run import run_http, run_stdio
-from mcpgen._api_setup import milliseconds, redis_stores, worker_threads
+from mcpgen._api_setup import milliseconds, redis_stores, served_stores, spawn, worker_threads
 from mcpgen._errors import ConfigurationError
 from mcpgen._server import CacheHint, Channel, Registry, ServerCore, Session
-from mcpgen._server._apps import APP_MIME_TYPE, UI_EXTENSION, AppSource, app_reader
+from mcpgen._server._apps import UI_EXTENSION, AppSource
 from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, ChangeEvent
-from mcpgen._server._defs import PromptOptions, ResourceOptions, TemplateOptions, ToolOptions
-from mcpgen._server._scopes import RegistryScopes
+from mcpgen._server._defs import (
+    PromptOptions,
+    ResourceOptions,
+    TemplateOptions,
+    ToolOptions,
+    app_resource,
+)
+from mcpgen._server._methods import read_own
+from mcpgen._server._middleware import Middleware, added, adopted, serving
 from mcpgen._server._state import Sealer
+from mcpgen._server_side._mount import Watcher, holding, imported, mounting
+from mcpgen._server_side._transform import TransformOptions, with_transformed
 from mcpgen.stores import Bus, KeyRing, TaskStore
 from mcpgen.telemetry import session_class
 from mcpgen.transports._lifespan import Lifespan, LifespanFactory
@@ -39,11 +48,6 @@ if TYPE_CHECKING:
 __all__ = ["Server"]
 
 
-def _spawn(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-    """How the core starts a task's work: an asyncio task on the running loop."""
-    return asyncio.ensure_future(coro)
-
-
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -53,31 +57,23 @@ class Server:
 
     Register tools, resources, resource templates, prompts and completions with the
     decorators; handlers may be sync or async and may take a `Context` parameter.
-    Tools registered with `task=` may run as tasks (the `io.modelcontextprotocol/tasks`
-    extension); `task_ttl_seconds` and `task_poll_seconds` are what their tasks
-    advertise as `ttlMs` and `pollIntervalMs` (a task is forgotten `ttlMs` after its
-    creation; None: never, until the server stops).
+    Tools registered with `task=` may run as tasks (the Tasks extension), advertising
+    `task_ttl_seconds` and `task_poll_seconds`; one client may have
+    `max_tasks_per_client` running at once (None: no bound; past it, -32029).
 
-    Shared state sits behind the interfaces of `mcpgen.stores`; the defaults keep it in
-    this process. Several workers behind one endpoint pass shared ones: `bus` (change
-    and task-status events), `task_store` (task records) and `keys` (the key ring that
-    seals requestState and cursors; `state_keys`, or `MCPGEN_STATE_KEYS` when neither
-    is given, makes an in-memory ring of those secrets, newest first).
+    Shared state sits behind the interfaces of `mcpgen.stores`, in this process by
+    default: `bus`, `task_store` and `keys` (sealing requestState and cursors; or
+    `state_keys`, or `MCPGEN_STATE_KEYS`, secrets newest first) take shared ones.
+    `redis` (or `MCPGEN_REDIS_URL`; the `redis` extra) puts sessions, events, tasks and
+    the bus in Redis so any worker serves any request (every worker then needs the same
+    state keys); startup fails with the reason when Redis does not answer.
 
-    Sync handlers run in a bounded pool of worker threads (`sync_workers` of them at
-    most; default as `concurrent.futures`: min(32, CPUs + 4)), so a blocking one does
-    not stall the others; `sync_workers=0` runs every sync handler on the event loop's
-    thread, and `threaded=False` on a decorator does so for one handler.
-
-    `lifespan`: `fn(server)` returning an async context manager (e.g. made with
-    `contextlib.asynccontextmanager`), entered once before serving starts and exited
-    after it ends; what it yields is `ctx.lifespan` in every handler.
-
-    `redis` (or `MCPGEN_REDIS_URL`): a Redis URL (or `mcpgen.stores.redis.RedisStores`,
-    e.g. with a key prefix of its own) puts legacy sessions, SSE events, tasks and the
-    bus there (`mcpgen.stores.redis`, the `redis` extra), so any worker serves any
-    request; every worker then needs the same `MCPGEN_STATE_KEYS` (or `state_keys`/`keys`).
-    Startup fails with the reason when Redis does not answer. `telemetry=True` (or
+    Sync handlers run in a bounded pool of worker threads (`sync_workers`; default
+    min(32, CPUs + 4); 0: on the event loop's thread, as `threaded=False` does for one
+    handler). `lifespan`: `fn(server)` returning an async context manager entered once
+    around serving; what it yields is `ctx.lifespan`. `mask_errors` (default on): an
+    unexpected handler exception reaches the client as a reference (`(ref 1f3a9c2e)`),
+    its traceback is logged under it; False sends its text. `telemetry=True` (or
     `MCPGEN_OTEL=1`): OpenTelemetry spans and metrics (`mcpgen.telemetry`).
     """
 
@@ -93,7 +89,7 @@ class Server:
         icons: list[t.Icon] | None = None,
         page_size: int = 200,
         cache: Mapping[str, CacheHint] | None = None,
-        mask_errors: bool = False,
+        mask_errors: bool = True,
         logging: bool = True,
         state_keys: list[bytes | str] | None = None,
         state_ttl_seconds: float = 900.0,
@@ -103,10 +99,12 @@ class Server:
         extensions: Mapping[str, dict[str, Any]] | None = None,
         task_ttl_seconds: float | None = 3600.0,
         task_poll_seconds: float = 1.0,
+        max_tasks_per_client: int | None = 100,
         sync_workers: int | None = None,
         lifespan: LifespanFactory | None = None,
         redis: str | RedisStores | None = None,
         telemetry: bool | None = None,
+        middleware: Sequence[Middleware] = (),
     ) -> None:
         if page_size < 1:
             raise ConfigurationError("page_size must be at least 1")
@@ -114,6 +112,9 @@ class Server:
             None if task_ttl_seconds is None else milliseconds(task_ttl_seconds, "task_ttl_seconds")
         )
         self._task_poll_ms = milliseconds(task_poll_seconds, "task_poll_seconds")
+        if max_tasks_per_client is not None and max_tasks_per_client < 1:
+            raise ConfigurationError("max_tasks_per_client must be at least 1 (or None)")
+        self._max_tasks = max_tasks_per_client
         self.info = t.Implementation(
             name=name,
             version=version,
@@ -144,8 +145,9 @@ class Server:
         # Found by the transports (`lifespan_of`): they hold it while they serve.
         self.lifecycle = None if lifespan is None else Lifespan(lifespan, self, self._entered)
         self._session_type = session_class(telemetry)
+        self._middleware = [adopted(m, self) for m in middleware]
+        self._watchers: list[Watcher] = []  # the servers this one is mounted in
 
-    # -- the core --------------------------------------------------------------------------
     @property
     def core(self) -> ServerCore:
         """The running core; building it freezes the registry snapshot."""
@@ -161,15 +163,22 @@ class Server:
                 logging=self._logging,
                 extensions=self._extensions,
                 bus=self._bus,
-                spawn=_spawn,
+                spawn=spawn,
                 loop=asyncio.get_running_loop,
                 task_store=self._task_store,
                 task_ttl_ms=self._task_ttl_ms,
                 task_poll_ms=self._task_poll_ms,
+                max_tasks_per_client=self._max_tasks,
                 run_sync=self._threads,
+                read=read_own,
             )
             self._core.lifespan = self._lifespan_value
+            self._core.use(*serving(self._middleware))
         return self._core
+
+    def add_middleware(self, middleware: Middleware) -> None:
+        """Add `middleware` inside those added before (docs/guide/middleware.md)."""
+        added(self._middleware, middleware, self, self._core)
 
     def _entered(self, value: Any) -> None:
         """The lifespan yielded `value` (None: it has exited)."""
@@ -190,7 +199,13 @@ class Server:
         self._swap(kind, msgspec.structs.replace(self._registry, **changes))
 
     def _swap(self, kind: str, registry: Registry) -> None:
-        self._registry = registry
+        previous, self._registry = self._registry, registry
+        try:
+            for watcher in self._watchers:  # mounted: the parents serve the change too
+                watcher.changed(kind)
+        except ConfigurationError:
+            self._registry = previous  # a name a parent already serves: nothing changes
+            raise
         if self._core is not None:  # serving: swap the snapshot, tell listeners
             self._core.swap(registry, [kind])
 
@@ -203,7 +218,7 @@ class Server:
     def tool(self, fn: F | None = None, /, **options: Unpack[ToolOptions]) -> F | Callable[[F], F]:
         """Register a tool, as `@server.tool` or `@server.tool(...)`. Options (`ToolOptions`):
         name, title, description, annotations, input_schema (a raw JSON Schema; needs
-        jsonschema-rs), output_schema, icons, meta, task and detach.
+        jsonschema-rs), output_schema, icons, meta, task, detach, tags, timeout (seconds).
 
         `task="optional"`: when the request declares the Tasks extension the call runs
         as a task (the client gets a CreateTaskResult at once and polls it); otherwise
@@ -223,6 +238,7 @@ class Server:
         self._swap(TOOLS, with_tool(self._registry, fn, options))
 
     def remove_tool(self, name: str) -> None:
+        """Unregister tool `name`; connected clients are told the list changed."""
         self._swap(TOOLS, without(self._registry, "tools", name, "tool"))
 
     # -- resources ---------------------------------------------------------------------------
@@ -258,18 +274,12 @@ class Server:
         The resource is served as `text/html;profile=mcp-app` with `_meta.ui`, in the list
         and on every read, and the server declares the extension. Other options are those
         of `resource` (name, title, description, scopes, ...)."""
-        reader = app_reader(uri, source, ui)
-        listed = dict(options.get("meta") or {})
-        if ui is not None:
-            listed["ui"] = msgspec.to_builtins(ui)
-        resource = ResourceOptions(**options)
-        resource.setdefault("name", uri.removeprefix("ui://"))
-        resource["mime_type"] = APP_MIME_TYPE
-        resource["meta"] = listed or None
+        reader, resource = app_resource(uri, source, ui, options)
         self._extensions.setdefault(UI_EXTENSION, {})
         self._swap(RESOURCES, with_resource(self._registry, uri, reader, resource))
 
     def remove_resource(self, uri: str) -> None:
+        """Unregister the resource at `uri`; connected clients are told the list changed."""
         self._swap(RESOURCES, without(self._registry, "resources", uri, "resource"))
 
     def resource_template(
@@ -329,17 +339,50 @@ class Server:
     # -- change notifications ------------------------------------------------------------------
     def _publish(self, event: ChangeEvent) -> None:
         self.core.bus.publish(event)
+        for watcher in self._watchers:
+            watcher.published(event)
+
+    # -- composition (docs/guide/composition.md) --------------------------------------------------
+    def mount(self, server: Server, namespace: str | None = None) -> None:
+        """Serve `server`'s features from this one, live, as `namespace_name` and
+        `scheme://namespace/rest`, its lifespan entered with this one's; a name or URI
+        taken raises ConfigurationError (docs/guide/composition.md)."""
+        mounted, registry = mounting(self, server, namespace)
+        self._swap_all(registry)
+        server._watchers.append(mounted)
+        if server.lifecycle is not None:
+            self.lifecycle = holding(self.lifecycle, server.lifecycle, self, self._entered)
+
+    def import_server(self, server: Server, namespace: str | None = None) -> None:
+        """Copy `server`'s entries into this one once, renamed as `mount` does; later
+        changes to `server` are not seen, and its lifespan is not entered."""
+        self._swap_all(imported(self, server, namespace))
+
+    def _swap_all(self, registry: Registry) -> None:
+        for kind in (TOOLS, PROMPTS, RESOURCES):  # one snapshot, each list announced
+            self._swap(kind, registry)
+
+    def add_transformed_tool(
+        self, source: str, name: str, *, replace: bool = False, **changes: Unpack[TransformOptions]
+    ) -> None:
+        """Register the tool `name` made from the tool `source` (`TransformOptions`: title,
+        description, rename, describe, hide, result); `replace=True` removes `source`."""
+        self._swap(TOOLS, with_transformed(self._registry, source, name, replace, **changes))
 
     def notify_tools_changed(self) -> None:
+        """Tell listening clients that the tool list changed."""
         self._publish(ChangeEvent(TOOLS))
 
     def notify_prompts_changed(self) -> None:
+        """Tell listening clients that the prompt list changed."""
         self._publish(ChangeEvent(PROMPTS))
 
     def notify_resources_changed(self) -> None:
+        """Tell listening clients that the resource list changed."""
         self._publish(ChangeEvent(RESOURCES))
 
     def notify_resource_updated(self, uri: str) -> None:
+        """Tell clients subscribed to `uri` that the resource changed."""
         self._publish(ChangeEvent(RESOURCE, uri))
 
     def close(self) -> None:
@@ -366,14 +409,10 @@ class Server:
         to end open streams first."""
         from mcpgen.transports._http import HttpOptions, McpAsgiApp  # noqa: PLC0415 (lazy)
 
-        store, events = options.pop("store", None), options.pop("events", None)
-        if self.redis is not None:
-            store, events = store or self.redis.sessions, events or self.redis.events
-        auth = options.pop("auth", None)  # an AuthSettings: bearer tokens required
-        features = None if auth is None else RegistryScopes(lambda: self._registry)
+        store, events, auth = served_stores(self.redis, options)
         if auth is not None and auth.hide_unauthorized:
             self._update("", hide_unauthorized=True)
-        return McpAsgiApp(self, HttpOptions(**options), store, events, auth, features)
+        return McpAsgiApp(self, HttpOptions(**options), store, events, auth)
 
     def run(
         self,
@@ -387,7 +426,21 @@ class Server:
         """Serve until stopped: `stdio` (until EOF on stdin) or `http` (uvicorn, one worker;
         the URLs it serves are printed on stderr once it listens, with the port it really
         bound when `port=0`). When the lifespan fails to start, nothing is served: the
-        process exits with the error's message (status 1)."""
+        process exits with the error's message (status 1). SIGTERM or Ctrl-C stops an
+        HTTP server after one line on stderr saying so.
+
+        Args:
+            transport: `"stdio"` or `"http"`.
+            host: HTTP: the address to listen on.
+            port: HTTP: the port (0: any free one).
+            log_level: HTTP: uvicorn's log level.
+            **options: HTTP: the endpoint's options, as `asgi_app` takes them.
+
+        Raises:
+            ConfigurationError: An unknown transport; or the call was made while
+                `mcpgen serve` imports the module (guard it with
+                `if __name__ == "__main__":`).
+        """
         if transport == "stdio":
             run_stdio(self)
         elif transport == "http":

@@ -8,8 +8,8 @@ with what the server asks of the frame, both typed from `mcpgen_types.ext_apps`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 import msgspec
 
@@ -18,7 +18,7 @@ from mcpgen._server._apps import APP_MIME_TYPE, LEGACY_RESOURCE_URI_KEY, UI_EXTE
 from mcpgen_types import ext_apps as ui
 from mcpgen_types import latest as t
 
-__all__ = ["App", "app_capabilities", "read_app", "tool_app"]
+__all__ = ["App", "app_capabilities", "declared", "read_app", "tool_app"]
 
 
 class App(msgspec.Struct, frozen=True, kw_only=True):
@@ -48,9 +48,14 @@ def tool_app(tool: t.Tool) -> ui.McpUiToolMeta | None:
     return found
 
 
-async def read_app(
-    read: Callable[[str], Awaitable[t.ReadResourceResult]], app: str | t.Tool
-) -> App:
+class _Read(Protocol):
+    """A `resources/read` result: the wire type, or the client's `ReadResult`."""
+
+    @property
+    def contents(self) -> Sequence[Any]: ...
+
+
+async def read_app(read: Callable[[str], Awaitable[_Read]], app: str | t.Tool) -> App:
     """Read an app (with `read`, a client's `read_resource`) by its `ui://` URI or
     through a tool linked to one."""
     if isinstance(app, str):
@@ -81,3 +86,17 @@ def _ui_of(meta: Any) -> ui.McpUiResourceMeta | None:
 def app_capabilities() -> dict[str, Any]:
     """The extension entry a client that renders apps declares."""
     return {UI_EXTENSION: {"mimeTypes": [APP_MIME_TYPE]}}
+
+
+def declared(
+    capabilities: tuple[dict[str, Any], dict[str, Any]],
+    apps: bool,
+    extensions: Mapping[str, Mapping[str, Any]] | None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A client's (modern, legacy) capabilities with the extensions the application
+    handles itself (`apps=True`: it renders MCP Apps)."""
+    caps, legacy = capabilities
+    wanted = {**(app_capabilities() if apps else {}), **(extensions or {})}
+    if wanted:
+        caps["extensions"] = legacy["extensions"] = {k: dict(v) for k, v in wanted.items()}
+    return caps, legacy

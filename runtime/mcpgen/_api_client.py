@@ -25,12 +25,13 @@ from typing import TYPE_CHECKING, Any, Literal, Self, Unpack, cast, overload
 import msgspec
 
 from mcpgen import _callbacks as cb
-from mcpgen._api_apps import App, app_capabilities, read_app
-from mcpgen._api_lists import cached, header_checked, pages
-from mcpgen._api_options import ClientOptions
+from mcpgen._api_apps import App, declared, read_app
+from mcpgen._api_lists import ReadResult, Unwrapper, cached, concrete, header_checked, pages
+from mcpgen._api_options import ClientOptions, PageOptions
 from mcpgen._api_tasks import DEFAULT_TASK_TIMEOUT, Tasks, ToolTask
 from mcpgen._client import ClientCore, VerdictCache, shared_verdicts
 from mcpgen._client._cache import ResultCache
+from mcpgen._client_side._middleware import ClientMiddleware, RetryPolicy, install
 from mcpgen._connection import Connection, Era, Note
 from mcpgen._errors import ConfigurationError, McpError
 from mcpgen._listen import changes
@@ -57,6 +58,8 @@ class Client:
     `extensions`: extensions this application handles, declared in the client's
     capabilities; `apps=True` declares MCP Apps (`io.modelcontextprotocol/ui`): the
     application renders apps (`read_app`), so servers may link tools to them.
+    `timeout`: seconds per request (each call may pass its own), then `RequestTimeoutError`;
+    `middleware` (first outermost) and `retry` (a `RetryPolicy`): docs/guide/clients.md.
     """
 
     def __init__(
@@ -80,6 +83,8 @@ class Client:
         telemetry: bool | None = None,
         extensions: Mapping[str, Mapping[str, Any]] | None = None,
         apps: bool = False,
+        middleware: Sequence[ClientMiddleware] = (),
+        retry: RetryPolicy | None = None,
     ) -> None:
         self.callbacks = cb.Callbacks(
             on_elicitation=on_elicitation,
@@ -88,19 +93,14 @@ class Client:
             on_log=on_log,
             elicitation_modes=elicitation_modes,
         )
-        caps, legacy_caps = self.callbacks.capabilities()
-        declared = {**(app_capabilities() if apps else {}), **(extensions or {})}
-        if declared:  # extensions the application handles itself (apps: it renders them)
-            caps["extensions"] = legacy_caps["extensions"] = {
-                k: dict(v) for k, v in declared.items()
-            }
+        caps, legacy_caps = declared(self.callbacks.capabilities(), apps, extensions)
         core = ClientCore(
             t.Implementation(name=name, version=version),
             caps,
             log_level=log_level,
             legacy_capabilities=legacy_caps,
         )
-        self.cache = ResultCache(cache)
+        self.cache, self.unwrap = ResultCache(cache), Unwrapper()  # see Unwrapper
         self.connection = Connection(
             link,
             core,
@@ -112,9 +112,17 @@ class Client:
             probe_timeout=probe_timeout,
             max_rounds=max_rounds,
         )
-        self.connection.refresh_tools = self._refresh_tools
+        self.connection.refresh_tools = functools.partial(self.list_tools, refresh=True)
         self.tasks = Tasks(self.connection, self.callbacks)
         instrument_client(self.connection, telemetry)  # a no-op unless telemetry is on
+        self.middleware: list[ClientMiddleware] = list(middleware)
+        self._hooked = install(self.connection, self.middleware, retry)
+
+    def add_middleware(self, middleware: ClientMiddleware) -> None:
+        """Add `middleware` around every later request, inside those added before it."""
+        self.middleware.append(middleware)
+        if not self._hooked:
+            self._hooked = install(self.connection, self.middleware, None)
 
     # -- construction -----------------------------------------------------------------------------
     @classmethod
@@ -139,8 +147,16 @@ class Client:
         auth: httpx.Auth | None = None,
         **options: Unpack[ClientOptions],
     ) -> Client:
-        """A client of a Streamable HTTP endpoint (`headers`: e.g. Authorization; `auth`:
-        an httpx.Auth such as `mcpgen.auth.OAuth`, or give `httpx_client` its own)."""
+        """A client of a Streamable HTTP endpoint; `async with` it to connect.
+
+        Args:
+            url: The endpoint, e.g. `http://127.0.0.1:8000/mcp`.
+            headers: Sent with every request (e.g. `Authorization`).
+            httpx_client: An `httpx.AsyncClient` of your own (TLS settings, proxies);
+                the client then uses it as it is.
+            auth: An `httpx.Auth`, such as `mcpgen.auth.OAuth(...)`.
+            **options: The client's options (`era`, `timeout`, the callbacks, ...).
+        """
         timeout = options.get("timeout", 60.0)
         return cls(HttpLink(url, headers, httpx_client, timeout, auth), **options)
 
@@ -177,6 +193,7 @@ class Client:
         await self.connection.close()
 
     async def close(self) -> None:
+        """Close the connection (stops a stdio server); `async with` does it for you."""
         await self.connection.close()
 
     @property
@@ -190,26 +207,32 @@ class Client:
 
     @property
     def era(self) -> str | None:
+        """`"modern"` or `"legacy"` once connected (None before)."""
         return self.connection.core.era
 
     @property
     def protocol_version(self) -> str:
+        """The protocol revision in use, e.g. `"2026-07-28"`."""
         return self.connection.core.version
 
     @property
     def server_info(self) -> dict[str, Any] | None:
+        """The server's name, version and the rest of its implementation info."""
         return self.connection.core.server_info
 
     @property
     def server_capabilities(self) -> dict[str, Any]:
+        """What the server declared it offers (tools, resources, prompts ...)."""
         return self.connection.core.server_capabilities
 
     @property
     def timeout(self) -> float:
+        """Seconds a request waits for its answer unless the call says otherwise."""
         return self.connection.timeout
 
     @property
     def on_log(self) -> cb.LogCallback | None:
+        """The callback given the server's log messages (None: they are dropped)."""
         return self.callbacks.on_log
 
     @on_log.setter
@@ -259,19 +282,19 @@ class Client:
         """Poll the task until it ends; its CallToolResult (see `Tasks.wait_task`)."""
         return await self.tasks.wait_task(task, timeout=timeout, poll=poll)
 
-    # -- caching ----------------------------------------------------------------------------------
-    async def _refresh_tools(self) -> None:
-        await self.list_tools(refresh=True)
-
+    # -- lists and reads (cached) -----------------------------------------------------------------
     async def _pages(
-        self, method: str, field: str, cursor: str | None, all_pages: bool, refresh: bool
+        self, method: str, field: str, cursor: str | None, options: PageOptions
     ) -> list[Any]:
-        return await pages(self.cache, self.request, method, field, cursor, all_pages, refresh)
+        request = functools.partial(self.request, timeout=options.get("timeout"))  # per page
+        every, refresh = options.get("all_pages", True), options.get("refresh", False)
+        return await pages(self.cache, request, method, field, cursor, every, refresh)
 
     async def list_tools(
-        self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
+        self, cursor: str | None = None, **options: Unpack[PageOptions]
     ) -> list[t.Tool]:
-        tools = await self._pages("tools/list", "tools", cursor, all_pages, refresh)
+        """The server's tools, every page unless `all_pages=False` (`refresh=True`: ask again)."""
+        tools = self.unwrap.tools(await self._pages("tools/list", "tools", cursor, options))
         return header_checked(self.connection, tools) if self.link.http else tools
 
     @overload
@@ -311,6 +334,22 @@ class Client:
         run the call as a task, and you get a `ToolTask` (`await handle.result()`),
         or answer directly with the CallToolResult. A legacy session has no tasks: the
         call is an ordinary one (a tool that runs only as a task refuses it).
+
+        Args:
+            name: The tool's name.
+            arguments: Its arguments, a JSON object (none: `{}`).
+            timeout: Seconds to wait for the answer (default: the client's `timeout`).
+            progress: Called with `progress, total, message` as the server reports them.
+            task: Declare the Tasks extension on this call.
+
+        Returns:
+            The result (a tool's own failure is a result with `is_error` set), or a
+            `ToolTask` when the server made the call a task.
+
+        Raises:
+            McpError: The server answered with a JSON-RPC error (an unknown tool,
+                invalid arguments).
+            TransportError: The connection failed, timed out or closed.
         """
         connection = self.connection
         if (
@@ -326,23 +365,28 @@ class Client:
         )
         if task and isinstance(result, x.CreateTaskResult):
             return ToolTask(self.tasks, result)
-        return cast(t.CallToolResult, result)
+        return await self.unwrap.result(name, cast(t.CallToolResult, result), self.list_tools)
 
     async def list_resources(
-        self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
+        self, cursor: str | None = None, **options: Unpack[PageOptions]
     ) -> list[t.Resource]:
-        return await self._pages("resources/list", "resources", cursor, all_pages, refresh)
+        """The server's resources, every page unless `all_pages=False`."""
+        return await self._pages("resources/list", "resources", cursor, options)
 
     async def list_resource_templates(
-        self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
+        self, cursor: str | None = None, **options: Unpack[PageOptions]
     ) -> list[t.ResourceTemplate]:
+        """The server's resource templates, every page unless `all_pages=False`."""
         method, field = "resources/templates/list", "resource_templates"
-        return await self._pages(method, field, cursor, all_pages, refresh)
+        return await self._pages(method, field, cursor, options)
 
-    async def read_resource(self, uri: str, *, refresh: bool = False) -> t.ReadResourceResult:
-        fetch = functools.partial(self.request, "resources/read", {"uri": uri})
+    async def read_resource(
+        self, uri: str, *, refresh: bool = False, timeout: float | None = None
+    ) -> ReadResult:
+        """Read the resource at `uri` (maybe from the cache): text or blob contents (ReadResult)."""
+        fetch = functools.partial(self.request, "resources/read", {"uri": uri}, timeout=timeout)
         read = await cached(self.cache, ("resources/read", uri), fetch, refresh)
-        return cast(t.ReadResourceResult, read)
+        return concrete(cast(t.ReadResourceResult, read))
 
     async def read_app(self, app: str | t.Tool) -> App:
         """An MCP App by its `ui://` URI or through a tool linked to one (`tool_app`):
@@ -350,27 +394,36 @@ class Client:
         return await read_app(self.read_resource, app)
 
     async def list_prompts(
-        self, cursor: str | None = None, *, all_pages: bool = True, refresh: bool = False
+        self, cursor: str | None = None, **options: Unpack[PageOptions]
     ) -> list[t.Prompt]:
-        return await self._pages("prompts/list", "prompts", cursor, all_pages, refresh)
+        """The server's prompts and their arguments, every page unless `all_pages=False`."""
+        return await self._pages("prompts/list", "prompts", cursor, options)
 
     async def get_prompt(
-        self, name: str, arguments: dict[str, str] | None = None
+        self, name: str, arguments: dict[str, str] | None = None, *, timeout: float | None = None
     ) -> t.GetPromptResult:
+        """Get prompt `name` filled with `arguments`: its messages."""
         params: dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = arguments
-        return cast(t.GetPromptResult, await self.request("prompts/get", params))
+        return cast(t.GetPromptResult, await self.request("prompts/get", params, timeout=timeout))
 
     async def complete(
-        self, ref: dict[str, Any], argument: str, value: str, context: dict[str, str] | None = None
+        self,
+        ref: dict[str, Any],
+        argument: str,
+        value: str,
+        context: dict[str, str] | None = None,
+        *,
+        timeout: float | None = None,
     ) -> t.CompleteResult:
         """Argument completion; `ref` is {"type": "ref/prompt", "name": ...} or
         {"type": "ref/resource", "uri": ...}."""
         params: dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
         if context:
             params["context"] = {"arguments": context}
-        return cast(t.CompleteResult, await self.request("completion/complete", params))
+        result = await self.request("completion/complete", params, timeout=timeout)
+        return cast(t.CompleteResult, result)
 
     async def set_log_level(self, level: str) -> None:
         """Legacy sessions: the session-wide level. Modern: the level sent on every request."""

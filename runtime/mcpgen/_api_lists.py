@@ -9,9 +9,10 @@ up at every call), so whatever wraps that method sees each request that leaves.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 from msgspec import UNSET
@@ -19,9 +20,12 @@ from msgspec import UNSET
 from mcpgen import _protocol as proto
 from mcpgen._client._cache import CacheKey, ResultCache
 from mcpgen._connection import Connection, log
+from mcpgen._errors import McpError
+from mcpgen._wrap import unwrap_schema, wrapped
 from mcpgen_types import latest as t
+from mcpgen_types._base import MCPStruct, UnsetType
 
-__all__ = ["cached", "header_checked", "pages"]
+__all__ = ["ReadResult", "Unwrapper", "cached", "concrete", "header_checked", "pages"]
 
 Request = Callable[[str, dict[str, Any]], Awaitable[msgspec.Struct]]
 
@@ -78,3 +82,72 @@ def header_checked(connection: Connection, tools: list[t.Tool]) -> list[t.Tool]:
             continue
         kept.append(tool)
     return kept
+
+
+class ReadResult(MCPStruct, kw_only=True):
+    """What `Client.read_resource` returns: the `resources/read` result, its `contents`
+    each a `TextResourceContents` or a `BlobResourceContents` (so `isinstance` tells
+    them apart), where the wire type `ReadResourceResult` has one merged struct."""
+
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    cache_scope: str | UnsetType = msgspec.field(default=UNSET, name="cacheScope")
+    contents: list[t.TextResourceContents | t.BlobResourceContents]
+    result_type: str = msgspec.field(default="complete", name="resultType")
+    ttl_ms: int | UnsetType = msgspec.field(default=UNSET, name="ttlMs")
+
+
+def _content(item: t.ResourceContentsVariant) -> t.TextResourceContents | t.BlobResourceContents:
+    if item.blob is not UNSET and item.text is UNSET:
+        return t.BlobResourceContents(
+            uri=item.uri, blob=item.blob, mime_type=item.mime_type, meta=item.meta
+        )
+    text = "" if item.text is UNSET else item.text
+    return t.TextResourceContents(uri=item.uri, text=text, mime_type=item.mime_type, meta=item.meta)
+
+
+def concrete(result: t.ReadResourceResult) -> ReadResult:
+    """`result` with each merged contents struct as the text or blob one it is."""
+    return ReadResult(
+        meta=result.meta,
+        cache_scope=result.cache_scope,
+        contents=[_content(item) for item in result.contents],
+        result_type=result.result_type,
+        ttl_ms=result.ttl_ms,
+    )
+
+
+class Unwrapper:
+    """A client's view of tools whose non-object results an older revision's session
+    wraps as `{"result": ...}` (`mcpgen._wrap`): their listed schemas and their results
+    are unwrapped, so what the client sees does not depend on the era."""
+
+    def __init__(self) -> None:
+        self.listed: set[str] = set()
+        self.wrapped: set[str] = set()
+
+    def tools(self, tools: list[t.Tool]) -> list[t.Tool]:
+        return [self._tool(tool) for tool in tools]
+
+    def _tool(self, tool: t.Tool) -> t.Tool:
+        self.listed.add(tool.name)
+        if not wrapped(tool.output_schema):
+            self.wrapped.discard(tool.name)
+            return tool
+        self.wrapped.add(tool.name)
+        schema = unwrap_schema(cast(dict[str, Any], tool.output_schema))
+        return msgspec.structs.replace(tool, output_schema=schema)
+
+    async def result(
+        self, name: str, result: t.CallToolResult, list_tools: Callable[[], Awaitable[object]]
+    ) -> t.CallToolResult:
+        """`result` unwrapped when its tool's is (the tools are listed first when this
+        one was not)."""
+        content = result.structured_content
+        if not (isinstance(content, dict) and content.keys() == {"result"}):
+            return result
+        if name not in self.listed:
+            with contextlib.suppress(McpError):
+                await list_tools()
+        if name not in self.wrapped:
+            return result
+        return msgspec.structs.replace(result, structured_content=content["result"])

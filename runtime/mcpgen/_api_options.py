@@ -12,9 +12,10 @@ from mcpgen._callbacks import (
     SamplingCallback,
 )
 from mcpgen._client import VerdictCache
+from mcpgen._client_side._middleware import ClientMiddleware, RetryPolicy
 from mcpgen._connection import Era
 
-__all__ = ["ClientOptions"]
+__all__ = ["ClientOptions", "PageOptions"]
 
 
 class ClientOptions(TypedDict, total=False):
@@ -37,3 +38,15 @@ class ClientOptions(TypedDict, total=False):
     telemetry: bool | None
     extensions: Mapping[str, Mapping[str, Any]] | None
     apps: bool
+    middleware: Sequence[ClientMiddleware]
+    retry: RetryPolicy | None
+
+
+class PageOptions(TypedDict, total=False):
+    """The keywords of `Client.list_tools` and the other lists: `all_pages` (default
+    True: follow every cursor), `refresh` (ask again instead of a cached page) and
+    `timeout` (seconds per page; default the client's)."""
+
+    all_pages: bool
+    refresh: bool
+    timeout: float | None

@@ -4,6 +4,12 @@ Both ways turn a lifespan that fails to start into a clean exit carrying its mes
 (`SystemExit`, status 1) instead of a traceback: nothing was served, and the reason is
 all an operator needs. Each transport is imported on first use: a server run on stdio
 never loads the HTTP stack.
+
+`mcpgen serve` imports a module to find its server and then runs it itself. A module
+that runs its server when imported (an unguarded `server.run()` at the bottom) would
+serve once during the import, on stdio whatever transport was asked, and then again:
+while `importing_for_serve` holds, a run is refused with a `ConfigurationError` that
+says how to guard the call.
 """
 
 from __future__ import annotations
@@ -11,16 +17,39 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from mcpgen._errors import ConfigurationError
 from mcpgen.transports._lifespan import StartupError
 
 if TYPE_CHECKING:
     from mcpgen.transports._http import McpAsgiApp
     from mcpgen.transports._port import ServerPort
 
-__all__ = ["run_http", "run_stdio"]
+__all__ = ["importing_for_serve", "run_http", "run_stdio"]
+
+_importing: list[str] = []  # what `mcpgen serve` is importing, innermost last
+
+
+@contextmanager
+def importing_for_serve(where: str) -> Iterator[None]:
+    """While `mcpgen serve` imports `where`: running a server then is refused."""
+    _importing.append(where)
+    try:
+        yield
+    finally:
+        _importing.pop()
+
+
+def _refuse_at_import() -> None:
+    if _importing:
+        raise ConfigurationError(
+            f"{_importing[-1]} starts a server when it is imported (a run() call at module "
+            "level); `mcpgen serve` runs the server itself, so put that call under "
+            '`if __name__ == "__main__":`'
+        )
 
 
 def _event_loop_runner() -> Callable[[Any], Any]:
@@ -34,6 +63,7 @@ def _event_loop_runner() -> Callable[[Any], Any]:
 
 def run_stdio(server: ServerPort) -> None:
     """Serve `server` on stdin/stdout until EOF."""
+    _refuse_at_import()
     if not logging.getLogger().handlers:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     from mcpgen.transports._stdio import serve_stdio  # noqa: PLC0415 (lazy)
@@ -47,6 +77,7 @@ def run_stdio(server: ServerPort) -> None:
 
 def run_http(app: McpAsgiApp, host: str, port: int, log_level: str) -> None:
     """Serve `app` under uvicorn (one worker), its URLs printed on stderr once it listens."""
+    _refuse_at_import()
     from mcpgen.transports._http import uvicorn_server  # noqa: PLC0415 (lazy)
 
     server = uvicorn_server(app, host, port, log_level=log_level, announce=sys.stderr)
@@ -55,5 +86,7 @@ def run_http(app: McpAsgiApp, host: str, port: int, log_level: str) -> None:
     except SystemExit:
         if app.life.failure is None:
             raise
+    except KeyboardInterrupt:  # uvicorn stopped cleanly, then raised the Ctrl-C it caught
+        raise SystemExit(130) from None
     if app.life.failure is not None:
         raise SystemExit(f"mcpgen: {app.life.failure}") from None

@@ -7,16 +7,24 @@ stops a program at startup rather than at its first request.
 
 from __future__ import annotations
 
+import asyncio
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
 
 from mcpgen._errors import ConfigurationError
 from mcpgen.transports._workers import ThreadRunner
 
 if TYPE_CHECKING:
+    from mcpgen.auth import AuthSettings
     from mcpgen.stores.redis import RedisStores
 
-__all__ = ["milliseconds", "redis_stores", "worker_threads"]
+__all__ = ["milliseconds", "redis_stores", "served_stores", "spawn", "worker_threads"]
+
+
+def spawn(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+    """How the core starts a task's work: an asyncio task on the running loop."""
+    return asyncio.ensure_future(coro)
 
 
 def milliseconds(seconds: float, what: str) -> int:
@@ -49,3 +57,18 @@ def worker_threads(sync_workers: int | None) -> ThreadRunner | None:
     if sync_workers < 0:
         raise ConfigurationError("sync_workers must be 0 (off) or more")
     return ThreadRunner(sync_workers) if sync_workers else None
+
+
+def served_stores(
+    redis: RedisStores | None, options: dict[str, Any]
+) -> tuple[Any, Any, AuthSettings | None]:
+    """`asgi_app`'s session store, event store and auth settings, taken out of `options`:
+    those given, else Redis's when the server has Redis (DPoP proofs then share one
+    replay cache there)."""
+    store, events = options.pop("store", None), options.pop("events", None)
+    if redis is not None:
+        store, events = store or redis.sessions, events or redis.events
+    auth: AuthSettings | None = options.pop("auth", None)
+    if auth is not None and redis is not None:
+        auth.share_replay(redis.connection)
+    return store, events, auth

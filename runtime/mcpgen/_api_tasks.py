@@ -50,6 +50,7 @@ class ToolTask:
 
     @property
     def status(self) -> str:
+        """The task's status when last seen (`working`, `input_required`, `completed` ...)."""
         return status_of(self.last)
 
     def __repr__(self) -> str:
@@ -68,9 +69,11 @@ class ToolTask:
         return await self.tasks.wait_task(self, timeout=timeout, poll=poll)
 
     async def cancel(self) -> None:
+        """Ask the server to cancel the task (`tasks/cancel`)."""
         await self.tasks.cancel_task(self.id)
 
     async def update(self, input_responses: dict[str, Any]) -> None:
+        """Answer the task's input requests (`tasks/update`)."""
         await self.tasks.update_task(self.id, input_responses)
 
 

@@ -40,8 +40,8 @@ from mcpgen._errors import (
     HttpStatusError,
     McpError,
     ProtocolViolationError,
+    RequestTimeoutError,
     TransportError,
-    TransportTimeoutError,
 )
 from mcpgen.transports._background import start_kept
 from mcpgen.transports._link_base import Link
@@ -54,7 +54,7 @@ Era = Literal["auto", "modern", "legacy"]
 Answer = tuple[Incoming, int | None]  # a request's answer and the HTTP status it came with
 Note = msgspec.Struct | dict[str, Any]  # a server notification (typed when it fits a type)
 # A listen stream's notifications, then None at its end (or the failure that ended it).
-Stream = asyncio.Queue[Note | ClientError | None]
+Stream = asyncio.Queue[Note | ClientError | McpError | None]
 
 _TICK = 0.05  # seconds: how often pending requests are checked against their deadlines
 
@@ -224,14 +224,14 @@ class Connection:
             future = self._pending.pop(key, None) if key is not None else None
             if future is not None and not future.done():
                 future.set_result((incoming, status))
-            elif key in self.streams:  # a listen stream's final result
-                self.streams[key].put_nowait(None)
+            elif key in self.streams:  # a listen stream's end: its final result, or its error
+                end = self.core.raise_error(incoming.error or {}) if kind == "error" else None
+                self.streams[key].put_nowait(end)
         elif kind == "notification":
             self._notification(incoming)
         elif kind == "request":
             self._spawn(self._serve_request(incoming))
-        else:  # not JSON-RPC: a breach that fails the request it answers (by its id, or
-            # as the whole body of an HTTP failure); other stray frames are dropped
+        else:  # not JSON-RPC: fails the request it answers (its id, or an HTTP failure's)
             key = incoming.id
             if key is None and status is not None and status >= 300:
                 key = request_id
@@ -338,7 +338,7 @@ class Connection:
             if deadline <= now:
                 del self._deadlines[rid]
                 if not future.done():
-                    future.set_exception(TransportTimeoutError(f"no response within {timeout} s"))
+                    future.set_exception(RequestTimeoutError(timeout))
         self._watchdog = loop.call_later(_TICK, self._sweep) if self._deadlines else None
 
     async def cancel(self, rid: RequestId) -> None:

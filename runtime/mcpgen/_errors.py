@@ -22,6 +22,7 @@ __all__ = [
     "HttpStatusError",
     "McpError",
     "ProtocolViolationError",
+    "RequestTimeoutError",
     "TransportError",
     "ToolError",
     "TransportTimeoutError",
@@ -50,6 +51,17 @@ class ConnectError(TransportError):
 class TransportTimeoutError(TransportError, TimeoutError):
     """No answer in time (a request's timeout, or the transport's own); also a
     `TimeoutError`."""
+
+
+class RequestTimeoutError(TransportTimeoutError):
+    """The server did not answer a request within its timeout (`Client(timeout=)`, or
+    the call's `timeout=`); the client has told the server to stop working on it
+    (`notifications/cancelled`, or the request's HTTP stream closed). `timeout` is
+    the limit in seconds."""
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(f"no response within {timeout} s (the request was cancelled)")
+        self.timeout = timeout
 
 
 class ConnectionClosedError(TransportError):
@@ -91,12 +103,26 @@ class McpError(Exception):
 
 
 class ToolError(Exception):
-    """A tool answered with an error result (`isError`), raised by the typed clients that
-    `mcpgen stubs` writes: the tool's `name` and its whole `result`; the message is the
-    result's first text block."""
+    """A tool's error result (`isError`), on either side.
 
-    def __init__(self, name: str, result: CallToolResult) -> None:
-        said = next((text for block in result.content if (text := getattr(block, "text", ""))), "")
-        super().__init__(f"tool {name!r} failed" + (f": {said}" if said else ""))
-        self.name = name
-        self.result = result
+    In a tool handler, `raise ToolError("no station in Atlantis")` answers the call with
+    an error result whose text is exactly that message, whatever the tool's declared
+    return type (its output schema stays as declared); no traceback is logged and
+    `mask_errors` does not hide it, since the message is meant for the model.
+
+    The typed clients that `mcpgen stubs` writes raise `ToolError(name, result)` when a
+    tool answered with an error result: the tool's `name` and its whole `result`; the
+    message is the result's first text block.
+    """
+
+    def __init__(self, message: str, result: CallToolResult | None = None) -> None:
+        self.name: str | None = None
+        self.result: CallToolResult | None = result
+        if result is not None:  # the client's form: `message` is the tool's name
+            said = next(
+                (text for block in result.content if (text := getattr(block, "text", ""))), ""
+            )
+            self.name = message
+            message = f"tool {message!r} failed" + (f": {said}" if said else "")
+        super().__init__(message)
+        self.message = message

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from mcpgen._connection import Connection, Note, Stream
-from mcpgen._errors import ClientError, ConfigurationError
+from mcpgen._errors import ClientError, ConfigurationError, McpError
 from mcpgen_types import latest as t
 
 __all__ = ["changes", "session_notifications", "subscription"]
@@ -74,14 +74,14 @@ async def subscription(
     try:
         await connection.link.send(frame, core.headers("subscriptions/listen", sent), rid)
         first = await asyncio.wait_for(queue.get(), timeout)
-        if isinstance(first, ClientError):
+        if isinstance(first, ClientError | McpError):  # refused: the server's error
             raise first
         if not isinstance(first, t.SubscriptionsAcknowledgedNotification):
             raise ClientError(
                 f"subscriptions/listen: expected an acknowledgement first, got {first!r}"
             )
         while (note := await queue.get()) is not None:
-            if isinstance(note, ClientError):
+            if isinstance(note, ClientError | McpError):
                 raise note
             yield note
     finally:
@@ -100,7 +100,7 @@ async def session_notifications(
         await connection.request("resources/subscribe", {"uri": uri})
     try:
         while (note := await queue.get()) is not None:
-            if isinstance(note, ClientError):
+            if isinstance(note, ClientError | McpError):
                 raise note
             method = (
                 note.get("method") if isinstance(note, dict) else type(note).__struct_config__.tag

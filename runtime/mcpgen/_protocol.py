@@ -23,6 +23,7 @@ from msgspec import UNSET
 
 import mcpgen_types
 from mcpgen._errors import McpError
+from mcpgen._wrap import wrap_schema
 from mcpgen_types import latest as modern
 
 _encode = msgspec.json.Encoder().encode
@@ -316,8 +317,9 @@ def downgrade(version: str, method: str, result: Any) -> Any:
 
     Modern-only keys go (`resultType`, cache hints, the serverInfo stamp); content
     blocks the revision does not know become text; `structuredContent` that is not an
-    object (or predates the revision) is dropped, and so is a tool's `outputSchema`
-    that is not an object schema; then the value is converted through
+    object and a tool's `outputSchema` that is not an object schema are wrapped
+    (`_wrap`) where the revision has structured output and dropped before it; then the
+    value is converted through
     the revision's own generated result type, which drops every field it lacks.
     """
     module = legacy_module(version)
@@ -346,17 +348,19 @@ def downgrade(version: str, method: str, result: Any) -> Any:
             if not meta:
                 del data["_meta"]
         _downgrade_content(module, data)
-        for tool in data.get("tools", ()):
+        structured_era = hasattr(module, "ResourceLink")  # 2025-06-18 and later
+        for tool in data.get("tools", ()):  # before 2026-07-28: an object schema
             schema = tool.get("outputSchema") if isinstance(tool, dict) else None
-            if schema is not None and (
-                not isinstance(schema, dict) or schema.get("type") != "object"
-            ):
-                del tool["outputSchema"]  # before 2026-07-28 an output schema is an object schema
-        structured = data.get("structuredContent", UNSET)
-        if structured is not UNSET and (
-            not isinstance(structured, dict) or not hasattr(module, "ResourceLink")
-        ):
-            del data["structuredContent"]
+            if schema is None or (isinstance(schema, dict) and schema.get("type") == "object"):
+                continue
+            if isinstance(schema, dict) and structured_era:
+                tool["outputSchema"] = wrap_schema(schema)
+            else:
+                del tool["outputSchema"]
+        structured = data.pop("structuredContent", UNSET)
+        if structured is not UNSET and structured_era:
+            wrap = not isinstance(structured, dict)
+            data["structuredContent"] = {"result": structured} if wrap else structured
     if info is None or info.result is None:
         return data
     return msgspec.convert(data, info.result)

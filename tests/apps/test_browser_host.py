@@ -42,7 +42,7 @@ ARTIFACTS = Path(os.environ.get("MCPGEN_ARTIFACTS") or REPO / ".cache" / "artifa
 
 def chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
-    need(found is not None, "chromium (apt-get install -y chromium)")
+    need(found is not None, "chromium (apt-get install -y chromium)", "chromium")
     assert found is not None
     return found
 

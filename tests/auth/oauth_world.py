@@ -49,6 +49,7 @@ class World:
     state_override: str | None = None  # the authorization server answers this state
     dpop: bool = False  # offer DPoP (ES256) and bind tokens to proofs' keys
     dpop_nonce: str | None = None  # a nonce both servers require in proofs
+    next_nonce: str | None = None  # sent by /mcp with each 200 (the nonce's successor)
     dpop_bound: dict[str, str] = field(default_factory=dict)  # token -> key thumbprint
     proofs: list[dict[str, Any]] = field(default_factory=list)  # claims of every proof
 
@@ -137,7 +138,8 @@ class World:
             challenge = f'Bearer error="insufficient_scope", scope="{needed}"'
             return httpx.Response(403, headers={"www-authenticate": challenge})
         self.accepted.append(token)
-        return httpx.Response(200, json={"ok": True})
+        fresh = {"dpop-nonce": self.next_nonce} if self.next_nonce else {}
+        return httpx.Response(200, json={"ok": True}, headers=fresh)
 
     def prm(self) -> httpx.Response:
         body: dict[str, Any] = {

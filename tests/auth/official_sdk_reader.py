@@ -18,8 +18,19 @@ from mcp.client.auth.utils import (
 from mcp.shared.auth import ProtectedResourceMetadata
 
 url, token = sys.argv[1], sys.argv[2]
-call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "admin_only"}}
-headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+meta = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+params = {"name": "admin_only", "_meta": meta}
+call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+headers = {
+    "accept": "application/json, text/event-stream",
+    "content-type": "application/json",
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "tools/call",
+    "mcp-name": "admin_only",
+}
 missing = httpx.post(url, json=call, headers=headers)
 where = extract_resource_metadata_from_www_auth(missing)
 metadata = ProtectedResourceMetadata.model_validate_json(httpx.get(str(where)).content)

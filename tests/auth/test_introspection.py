@@ -15,7 +15,13 @@ import httpx
 import pytest
 
 from mcpgen import ConfigurationError
-from mcpgen.auth import AccessToken, IntrospectionVerifier, StaticTokenVerifier, TokenCache
+from mcpgen.auth import (
+    AccessToken,
+    IntrospectionVerifier,
+    StaticTokenVerifier,
+    TokenCache,
+    VerifierUnavailableError,
+)
 
 ENDPOINT = "https://issuer.example/introspect"
 
@@ -77,7 +83,8 @@ def test_inactive_unknown_expired_and_failing_answers_are_refused() -> None:
     assert asyncio.run(v.check("old")) == "the token has expired"
     assert asyncio.run(v.check("odd")) == "the token is not active"
     wrong = endpoint.verifier(client_secret="wrong")
-    assert asyncio.run(wrong.verify("off")) is None  # the endpoint refused us: logged, refused
+    with pytest.raises(VerifierUnavailableError):  # the endpoint refused us: no token judged
+        asyncio.run(wrong.verify("off"))
     assert asyncio.run(v.check("x" * 9000)) == "the token is too large"
 
 
@@ -112,9 +119,9 @@ def test_active_answers_are_cached_until_exp_and_bounded() -> None:
     asyncio.run(scenario())
 
 
-def test_refusals_are_not_cached() -> None:
+def test_refusals_are_not_cached_when_told_not_to() -> None:
     endpoint = Introspection({})
-    v = endpoint.verifier()
+    v = endpoint.verifier(negative_cache_seconds=0)
     asyncio.run(v.check("t"))
     endpoint.tokens["t"] = active()
     assert isinstance(asyncio.run(v.check("t")), AccessToken)

@@ -39,7 +39,8 @@ def test_a_good_token_gives_its_identity_scopes_and_expiry() -> None:
     token = sign(key, exp=2_000_000_000)
     found = check(v, token)
     assert isinstance(found, AccessToken)
-    assert found.subject == "alice" and found.client_id == "app" and found.principal == "alice"
+    assert found.subject == "alice" and found.client_id == "app"
+    assert found.principal == f'["{ISSUER}","sub","alice"]'
     assert found.scopes == {"read", "write"}
     assert found.expires_at == 2_000_000_000 and found.audience == (RESOURCE,)
     assert found.issuer == ISSUER and found.claims["sub"] == "alice"

@@ -125,10 +125,10 @@ def test_a_subscribe_posted_to_the_sse_transport_needs_the_scope(url: str) -> No
         lines = stream.iter_lines()  # kept: closing the iterator would end the session
         endpoint = next(ln for ln in lines if ln.startswith("data:"))[5:].strip()
         alice = {"content-type": "application/json"} | bearer("alice-token")
-        secret = rpc(1, "resources/subscribe", {"uri": "res://vault/7"})
-        assert scope_of(http.post(origin + endpoint, headers=alice, content=secret)) == "admin read"
         init = http.post(origin + endpoint, headers=alice, content=rpc(0, "initialize", INIT))
         assert init.status_code == 202
+        secret = rpc(1, "resources/subscribe", {"uri": "res://vault/7"})
+        assert scope_of(http.post(origin + endpoint, headers=alice, content=secret)) == "admin read"
 
 
 @pytest.mark.parametrize("era", ["modern", "legacy"])

@@ -105,6 +105,7 @@ def protected_server() -> Iterator[JwtProtected]:
             yield app
 
 
+@pytest.mark.slow
 def test_a_real_openid_provider_end_to_end(tmp_path: Path) -> None:
     with protected_server() as app:
         login = ScriptedLogin()

@@ -357,6 +357,22 @@ def test_dpop_nonces_from_both_servers_are_honoured() -> None:
     assert [claims.get("nonce") for claims in world.proofs] == [None, "n-1", None, "n-1"]
 
 
+def test_a_dpop_nonce_handed_out_with_a_success_is_used_next() -> None:
+    """RFC 9449 8.2: a server may give the next nonce with a 200; the client uses it
+    for its next proof instead of waiting to be refused."""
+    world = World(dpop=True, dpop_nonce="n-1", next_nonce="n-2")
+
+    async def main() -> None:
+        auth = oauth(world, dpop=True)
+        async with world.client(auth) as http:
+            assert (await http.post(world.server_url, json={})).status_code == 200
+            world.dpop_nonce = "n-2"  # the server rotated
+            assert (await http.post(world.server_url, json={})).status_code == 200
+
+    run(main())
+    assert [claims.get("nonce") for claims in world.proofs] == [None, "n-1", None, "n-1", "n-2"]
+
+
 def test_dpop_only_when_asked_for() -> None:
     world = World(dpop=True)
     assert run(call(world, oauth(world))).status_code == 200

@@ -127,6 +127,7 @@ async def post(url: str, token: str | None) -> httpx.Response:
         return await http.post(url, content=body(1, "tools/list"), headers=headers)
 
 
+@pytest.mark.slow
 def test_against_a_real_openid_provider(tmp_path: Path) -> None:
     with world(tmp_path) as w:
         # No token: 401 naming the metadata and the scope every request needs.

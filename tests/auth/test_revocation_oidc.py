@@ -132,6 +132,7 @@ async def whoami(url: str, auth: OAuth) -> str:
         return str((await client.call_tool("whoami")).content[0].text)  # type: ignore[union-attr]
 
 
+@pytest.mark.slow
 def test_mcpgen_logout_revokes_at_the_provider(tmp_path: Path) -> None:
     with world() as w:
         assert "revocation_endpoint" in w.config

@@ -1,11 +1,14 @@
-"""`scopes=` on features and what the auth gate asks of the registry."""
+"""`scopes=` on features and what the core's authorization reads of the registry."""
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from mcpgen import ConfigurationError, Server
-from mcpgen._server._scopes import RegistryScopes
+from mcpgen._server._authorize import needed_scopes
+from mcpgen._server._methods import METHODS
+from mcpgen_types import v2025_11_25 as legacy
 
 
 def test_scopes_are_a_list_never_a_bare_string() -> None:
@@ -40,35 +43,30 @@ def test_each_feature_kind_names_its_scopes() -> None:
     def open_tool() -> str:
         return ""
 
-    features = RegistryScopes(lambda: server._registry)
-    assert features.scoped
-    assert features.needed("tools/call", "tool") == {"t"}
-    assert features.needed("tools/call", "open_tool") == frozenset()
-    assert features.needed("tools/call", "missing") == frozenset()
-    assert features.needed("prompts/get", "prompt") == {"p"}
-    assert features.needed("resources/read", "res://exact") == {"r"}
-    assert features.needed("resources/read", "res://items/7") == {"tpl"}
-    assert features.needed("resources/read", "res://other") == frozenset()
-    assert features.needed("resources/subscribe", "res://items/7") == {"tpl"}
-    assert features.needed("subscriptions/listen", "res://exact") == {"r"}
-    assert features.needed("tasks/get", "x") == frozenset()
+    def needed(method: str, **params: object) -> frozenset[str]:
+        """What a request needs, judged on params decoded as the core decodes them."""
+        decoder = METHODS[method].modern
+        assert decoder is not None
+        decoded = decoder.decode(msgspec.json.encode(params | {"_meta": {}}))
+        return needed_scopes(server._registry, method, decoded)
 
-
-def test_a_server_without_scoped_features_is_not_scoped() -> None:
-    server = Server("s")
-
-    @server.tool
-    def tool() -> str:
-        return ""
-
-    features = RegistryScopes(lambda: server._registry)
-    assert not features.scoped
-
-    @server.tool(scopes=["late"])
-    def later() -> str:
-        return ""
-
-    assert features.scoped  # a new registry snapshot is looked at again
+    assert needed("tools/call", name="tool") == {"t"}
+    assert needed("tools/call", name="open_tool") == frozenset()
+    assert needed("tools/call", name="missing") == frozenset()
+    assert needed("prompts/get", name="prompt") == {"p"}
+    assert needed("resources/read", uri="res://exact") == {"r"}
+    assert needed("resources/read", uri="res://items/7") == {"tpl"}
+    assert needed("resources/read", uri="res://other") == frozenset()
+    listen = {"resourceSubscriptions": ["res://exact", "res://items/7"]}
+    assert needed("subscriptions/listen", notifications=listen) == {"r", "tpl"}
+    assert needed("tasks/get", taskId="x") == frozenset()
+    template = {"type": "ref/resource", "uri": "res://items/{id}"}
+    argument = {"name": "id", "value": ""}
+    assert needed("completion/complete", ref=template, argument=argument) == {"tpl"}
+    assert needed("completion/complete", ref={"type": "ref/prompt", "name": "prompt"},
+                  argument=argument) == {"p"}  # fmt: skip
+    subscribe = legacy.SubscribeRequestParams(uri="res://items/7")
+    assert needed_scopes(server._registry, "resources/subscribe", subscribe) == {"tpl"}
 
 
 def test_without_http_auth_ctx_auth_is_none_and_scopes_are_not_enforced() -> None:

@@ -36,12 +36,27 @@ def test_tools_over_stdio() -> None:
     assert "test_sampling(prompt)" in proc.stdout
 
 
+@pytest.mark.slow
 def test_call_and_read_with_json_over_http(url: str) -> None:
     called = mcpgen("call", url, "test_custom_headers", '{"region": "eu"}', "--json")
     assert called.returncode == 0, called.stderr
     assert json.loads(called.stdout)["content"] == [{"type": "text", "text": "Region: eu"}]
     read = mcpgen("read", url, "test://static-text")
     assert read.stdout.strip() == "This is the content of the static text resource."
+
+
+def test_the_url_may_come_last(url: str) -> None:
+    """The URL after the command's own words, as the guide writes it, works as it does
+    first; `read` of an http(s) resource URI takes the first URL as the server."""
+    last = mcpgen("call", "test_custom_headers", '{"region": "eu"}', url)
+    assert last.returncode == 0, last.stderr
+    assert last.stdout.strip() == "Region: eu"
+    read = mcpgen("read", "test://static-text", url, "--era", "legacy")
+    assert read.stdout.strip() == "This is the content of the static text resource."
+    both = mcpgen("read", url, "https://example.com/missing")
+    assert both.returncode == 1 and "give the server" not in both.stderr, both.stderr
+    middle = mcpgen("call", "echo", url, "{}")
+    assert middle.returncode == 2 and "URL first or last" in middle.stderr
 
 
 @pytest.mark.parametrize(
@@ -54,6 +69,7 @@ def test_discover_in_each_era(era: str, expected: str) -> None:
     assert proc.stdout.splitlines()[:2] == ["mcpgen-everything 1.0.0", expected]
 
 
+@pytest.mark.slow
 def test_errors_have_exit_codes() -> None:
     tool_error = mcpgen("call", "test_error_handling", *SERVER)
     assert tool_error.returncode == 1
@@ -68,6 +84,7 @@ def test_errors_have_exit_codes() -> None:
     assert no_target.returncode == 2
 
 
+@pytest.mark.slow
 def test_a_url_reaches_an_http_sse_server() -> None:
     """Era auto walks down to the deprecated HTTP+SSE transport: a URL is enough."""
     with serve(OldServer()) as base:
@@ -86,6 +103,7 @@ def test_a_url_reaches_an_http_sse_server() -> None:
         ]
 
 
+@pytest.mark.slow
 def test_prompts_resources_templates_and_prompt() -> None:
     prompts = mcpgen("prompts", *SERVER)
     assert prompts.returncode == 0, prompts.stderr
@@ -125,6 +143,7 @@ def test_prompts_resources_templates_and_prompt() -> None:
     assert missing.returncode == 1 and "error -32602" in missing.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("command", "modern_only"),
     [

@@ -163,3 +163,42 @@ def test_url_mode_shows_the_url_and_end_of_input_cancels() -> None:
     result, screen = answer({"message": "X?", "requestedSchema": schema}, "a\n")
     assert result == {"action": "cancel"}
     assert "cancelled" in screen
+
+
+def test_formats_and_lengths_are_checked_and_asked_again() -> None:
+    """An email for a `format: uri` field (the issue's case), a date that is no date, a
+    timestamp without its offset, a name too short: each is refused and asked again."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "site": {"type": "string", "format": "uri"},
+            "mail": {"type": "string", "format": "email"},
+            "day": {"type": "string", "format": "date"},
+            "when": {"type": "string", "format": "date-time"},
+            "name": {"type": "string", "minLength": 2, "maxLength": 5},
+        },
+        "required": ["site", "mail", "day", "when", "name"],
+    }
+    typed = (
+        "a\nada@example.com\nhttps://example.com/ada\n"  # site
+        "ada\nada@example\nada@example.com\n"  # mail
+        "2026-13-01\n20260501\n2026-05-01\n"  # day
+        "2026-05-01T09:30:00\n2026-05-01T09:30:00+02:00\n"  # when
+        "A\nAdaLovelace\nAda\n"  # name
+    )
+    result, screen = answer({"message": "Who?", "requestedSchema": schema}, typed)
+    assert result == {
+        "action": "accept",
+        "content": {
+            "site": "https://example.com/ada",
+            "mail": "ada@example.com",
+            "day": "2026-05-01",
+            "when": "2026-05-01T09:30:00+02:00",
+            "name": "Ada",
+        },
+    }
+    assert screen.count("give a URI with its scheme") == 1
+    assert screen.count("give an email address") == 2
+    assert screen.count("give a date as YYYY-MM-DD") == 2
+    assert screen.count("give a date and time with its offset") == 1
+    assert screen.count("give 2 to 5 characters") == 2

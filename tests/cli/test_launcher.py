@@ -8,6 +8,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO
 
 EVERYTHING = str(REPO / "examples" / "everything.py")
@@ -63,6 +65,7 @@ def test_without_the_codegen_extra_the_client_commands_work() -> None:
     assert "Traceback" not in regenerate.stderr
 
 
+@pytest.mark.slow
 def test_with_everything_each_entry_runs_every_command(schema_dir: Path) -> None:
     """The console script, `python -m mcpgen` and the previous script entry alike."""
     script = Path(sys.executable).parent / "mcpgen"

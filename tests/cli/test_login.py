@@ -101,6 +101,7 @@ def mcpgen(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_login_then_auth_oauth_then_logout(world: World, tmp_path: Path) -> None:
     url, home = world.server_url, tmp_path / "oauth"
 
@@ -153,6 +154,7 @@ def test_login_then_auth_oauth_then_logout(world: World, tmp_path: Path) -> None
     assert len(world.authorizations) == 2
 
 
+@pytest.mark.slow
 def test_bad_auth_options(tmp_path: Path) -> None:
     stdio = ["--", sys.executable, "-c", "pass"]
     on_stdio = mcpgen(tmp_path, "tools", "--auth", "oauth", *stdio)

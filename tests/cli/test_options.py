@@ -20,7 +20,7 @@ CLIENT_COMMANDS = (
 )
 
 SHARED = [
-    ("words", [], "[URL] ... or ... -- COMMAND ARGS...", "None"),
+    ("words", [], "URL ..., ... URL, or ... -- COMMAND ARGS...", "None"),
     ("era", ["--era"], "auto (probe), modern (2026-07-28) or legacy (initialize).", "'auto'"),
     (
         "transport",
@@ -40,6 +40,14 @@ SHARED = [
         "header",
         ["--header", "-H"],
         "For a URL: an HTTP header 'Name: value' (repeatable).",
+        "None",
+    ),
+    (
+        "capability",
+        ["--capability"],
+        "A client capability to declare (repeatable): elicitation (the default: questions are"
+        " asked on the terminal), sampling (declared, every request refused), roots (an empty"
+        " list), or none. A server may list some tools only to capable clients.",
         "None",
     ),
 ]
@@ -81,10 +89,14 @@ def test_client_command_hands_the_options_over_as_given() -> None:
     app.command()(lambda: None)  # two commands: typer keeps the command's name
     runner = CliRunner()
     given = ["probe", "http://h/mcp", "x", "--era", "legacy", "--json", "-H", "A: b"]
+    given += ["--capability", "sampling", "--capability", "roots"]
     done = runner.invoke(app, [*given, "--auth", "bearer:t", "--header", "C: d"])
     assert done.exit_code == 0, done.output
     assert seen == [
-        (["http://h/mcp", "x"], Common("legacy", "http", True, "bearer:t", ["A: b", "C: d"]))
+        (
+            ["http://h/mcp", "x"],
+            Common("legacy", "http", True, "bearer:t", ["A: b", "C: d"], ["sampling", "roots"]),
+        )
     ]
     runner.invoke(app, ["probe"])
-    assert seen[-1] == ([], Common("auto", "http", False, None, None))
+    assert seen[-1] == ([], Common("auto", "http", False, None, None, None))

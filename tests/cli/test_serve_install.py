@@ -55,6 +55,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "home"
 
 
+@pytest.mark.slow
 def test_serve_a_file_a_module_and_the_default_attribute(project: Path) -> None:
     assert "test_simple_text" in tool_names([*MCPGEN, "serve", f"{EVERYTHING}:server"])
     assert tool_names([*MCPGEN, "serve", "weather"], cwd=project) == ["forecast"]  # `mcp`
@@ -167,6 +168,7 @@ def test_install_dry_run_prints_and_writes_nothing(home: Path, project: Path) ->
     assert "dry run" in proc.stderr
 
 
+@pytest.mark.slow
 def test_install_refuses_what_it_cannot_merge(home: Path, project: Path) -> None:
     config = project / "odd.json"
     config.write_text("[1, 2]")
@@ -180,3 +182,29 @@ def test_install_refuses_what_it_cannot_merge(home: Path, project: Path) -> None
     broken = install("cursor", "weather:nope", cwd=project)
     assert broken.returncode == 2 and "weather has no nope" in broken.stderr
     assert not (home / ".cursor").exists()
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("spec", ["weather.py", "weather"])
+def test_serve_refuses_a_module_that_starts_its_server_on_import(
+    project: Path, transport: str, spec: str
+) -> None:
+    """An unguarded `mcp.run()` would serve stdio during the import, then serve again."""
+    (project / "weather.py").write_text(WEATHER + "\nmcp.run()\n")
+    proc = subprocess.run(
+        [*MCPGEN, "serve", spec, "--transport", transport, "--port", "0"],
+        cwd=project,
+        input='{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n',
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""  # nothing was served
+    assert "starts a server when it is imported" in proc.stderr
+    assert 'if __name__ == "__main__":' in proc.stderr
+    assert "Traceback" not in proc.stderr
+    # Guarded, the same file serves (and `python weather.py` would still run it).
+    (project / "weather.py").write_text(WEATHER + '\nif __name__ == "__main__":\n    mcp.run()\n')
+    assert tool_names([*MCPGEN, "serve", spec], cwd=project) == ["forecast"]

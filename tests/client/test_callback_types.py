@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 import mcpgen
 from mcpgen import Client, Context, Server
 from mcpgen_types import latest as t
@@ -78,6 +80,7 @@ Client.memory(Server("s"), on_sampling=elicit)  # E: arg-type
 """
 
 
+@pytest.mark.slow
 def test_mypy_checks_a_callback_against_its_protocol(tmp_path: Path) -> None:
     check_marks(SOURCE, tmp_path)
 

@@ -156,6 +156,7 @@ def test_a_raising_elicitation_callback_fails_the_elicitation(
     assert len(tracebacks(caplog, "on_elicitation callback")) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("link", ["memory", "stdio"])
 @pytest.mark.parametrize(("tool", "name"), [("model", "on_sampling"), ("where", "on_roots")])
 def test_a_raising_sampling_or_roots_callback_ends_the_call(

@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 
 from mcpgen import CacheHint, Client, McpError, Server
@@ -60,8 +59,8 @@ def test_features_in_both_eras(era: str) -> None:
             assert [tool.name for tool in await c.list_tools()][:2] == ["echo", "add"]
             added = await c.call_tool("add", {"a": 1, "b": 2})
             assert added.content[0].text == "3.0"
-            # A number is structured content only from 2026-07-28 on (older: objects only).
-            assert added.structured_content == (3 if era == "modern" else msgspec.UNSET)
+            # A number: itself from 2026-07-28 on, {"result": 3} before, which the client unwraps.
+            assert added.structured_content == 3
             assert (await c.read_resource("mem://readme")).contents[0].text == "read me"
             templates = await c.list_resource_templates()
             assert templates[0].uri_template == "users://{user_id}/profile"

@@ -48,6 +48,7 @@ def copy_project(repo: Path, dest: Path) -> Path:
     return dest
 
 
+@pytest.mark.slow
 def test_check_reports_drift_with_a_diff(repo: Path, schema_dir: Path, tmp_path: Path) -> None:
     root = copy_project(repo, tmp_path)
     target = root / "generated" / "mcpgen_types" / "v2025_06_18.py"

@@ -32,6 +32,7 @@ def url() -> Iterator[str]:
         yield address
 
 
+@pytest.mark.slow
 @pytest.mark.needs_node
 @pytest.mark.parametrize("spec", runner.SERVER_LEGS)
 def test_conformance_leg(url: str, spec: str, tmp_path: Path) -> None:
@@ -49,6 +50,7 @@ def test_conformance_leg(url: str, spec: str, tmp_path: Path) -> None:
 MIN_CLIENT_SCENARIOS = {"2025-11-25": 19, "2026-07-28": 33}
 
 
+@pytest.mark.slow
 @pytest.mark.needs_node
 @pytest.mark.parametrize("spec", runner.LEGS)
 def test_client_conformance_leg(spec: str, tmp_path: Path) -> None:
@@ -62,6 +64,7 @@ def test_client_conformance_leg(spec: str, tmp_path: Path) -> None:
     assert failed == 0
 
 
+@pytest.mark.slow
 @pytest.mark.needs_node
 @pytest.mark.parametrize(
     "name",

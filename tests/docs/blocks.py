@@ -52,6 +52,7 @@ COVERED_ELSEWHERE: dict[str, str] = {
         "tests/scale/test_guide.py::test_every_python_block_runs_and_prints_what_the_page_shows"
     ),
     "guide/proxy.md": "tests/proxy/test_guide.py::test_the_guides_examples_run_as_written",
+    "guide/production.md": "tests/transports/test_production.py::test_https_from_uvicorn",
     "guide/input-requests.md": (
         "tests/server/test_await_input.py::test_the_guides_examples_run_as_written"
     ),

@@ -30,9 +30,9 @@ HEADER = """\
 
 Every `mcpgen` command with its arguments and options, rendered from the command line's
 own definitions by `python -m tests.docs.cli_reference` (a test fails when this page is
-stale). The [command line guide](../guide/cli.md) shows them at work. `pip install
-'mcpgen[client]'` brings the command; `regenerate` and `fetch-schemas` need the `codegen`
-extra as well.
+stale). The [command line guide](../guide/cli.md) shows them at work. The `client` extra
+brings the command ([Installation](../install.md)); `regenerate` and `fetch-schemas` need
+the `codegen` extra as well. `mcpgen --version` prints the installed version.
 """
 
 

@@ -8,6 +8,9 @@ failure points at the block. The rules a block follows are in tests/docs/blocks.
 
 from __future__ import annotations
 
+import fcntl
+import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -96,5 +99,17 @@ def pytest_pycollect_makeitem(
 
 @pytest.fixture(scope="session")
 def zensical_site(tmp_path_factory: pytest.TempPathFactory) -> Build:
-    """The site as `zensical build` makes it (one build per test session)."""
-    return build("zensical", tmp_path_factory.mktemp("zensical"))
+    """The site as `zensical build` makes it: one build per test run, shared by the
+    parallel workers (the first builds under a file lock, the others read its result)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's directory, above each worker's own
+    with (root / "zensical.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = root / "zensical.json"
+        if done.is_file():
+            site, output, returncode = json.loads(done.read_text())
+            return Build(Path(site), output, returncode)
+        result = build("zensical", Path(tempfile.mkdtemp(prefix="zensical-", dir=root)))
+        done.write_text(json.dumps([str(result.site), result.output, result.returncode]))
+        return result

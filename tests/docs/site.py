@@ -18,8 +18,11 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from tests.conftest import REPO
+from tests.docs.assets import install as install_assets
 
 BIN = Path(sys.executable).parent
+_SITE_URL = re.search(r"^site_url: (\S+)$", (REPO / "mkdocs.yml").read_text(), re.M)
+SITE_PATH = urlsplit(_SITE_URL[1]).path.rstrip("/") if _SITE_URL else ""  # e.g. "/mcpgen"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -31,8 +34,10 @@ class Build:
 
 
 def scratch_project(root: Path) -> Path:
-    """A copy of mkdocs.yml and docs/ under `root`; returns the config file."""
+    """A copy of mkdocs.yml and docs/ (with the assets of tests/docs/assets.py) under
+    `root`; returns the config file."""
     shutil.copytree(REPO / "docs", root / "docs")
+    install_assets(root / "docs")  # Mermaid, served by the site itself
     config = (REPO / "mkdocs.yml").read_text()
     sources = f"paths: [{REPO / 'runtime'}, {REPO / 'generated'}]"
     assert "paths: [runtime, generated]" in config
@@ -90,8 +95,9 @@ def broken_links(site: Path) -> list[str]:
             path = unquote(parts.path)
             if not path:
                 target = page
-            elif path.startswith("/"):  # the 404 page links from the site's root
-                target = (site / path.lstrip("/")).resolve()
+            elif path.startswith("/"):  # the 404 page links from the site's root, which
+                # is site_url's path when mkdocs.yml sets one
+                target = (site / path.removeprefix(SITE_PATH).lstrip("/")).resolve()
             else:
                 target = (page.parent / path).resolve()
             if target.is_dir():

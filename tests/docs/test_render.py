@@ -4,16 +4,17 @@ is a real picture, not a blank one."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import need
+from tests.conftest import REPO, need
 from tests.docs.site import Build
 
-pytestmark = pytest.mark.docs
+pytestmark = [pytest.mark.docs, pytest.mark.needs_chromium]
 
 PAGES = {
     "index.html": ["Quickstart", "Guide", "Reference"],
@@ -23,7 +24,7 @@ PAGES = {
 
 def chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
-    need(found is not None, "chromium (apt-get install -y chromium)")
+    need(found is not None, "chromium", "chromium")
     assert found is not None
     return found
 
@@ -41,6 +42,7 @@ def pixel_spread(png: Path) -> float:
         return float(ImageStat.Stat(image.convert("L")).stddev[0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", sorted(PAGES))
 def test_chromium_renders_the_title_and_the_navigation(
     zensical_site: Build, page: str, tmp_path: Path
@@ -59,3 +61,22 @@ def test_chromium_renders_the_title_and_the_navigation(
     assert done.returncode == 0, done.stderr[-2000:]
     assert shot.is_file() and shot.stat().st_size > 10_000
     assert pixel_spread(shot) > 10, "the screenshot is blank"
+
+
+@pytest.mark.parametrize("page", ["guide/tasks", "guide/input-requests"])
+def test_mermaid_diagrams_draw_offline(zensical_site: Build, page: str) -> None:
+    """With every host name unresolvable (no CDN), each ```mermaid block of the page is
+    drawn (its source replaced by the rendered diagram) from the site's own copy."""
+    assert zensical_site.returncode == 0, zensical_site.output[-3000:]
+    source = (REPO / "docs" / f"{page}.md").read_text()
+    diagrams = source.count("```mermaid")
+    assert diagrams >= 1
+    built = zensical_site.site / page / "index.html"
+    assert 'src="../../assets/javascripts/mermaid.min.js"' in built.read_text()
+    assert (zensical_site.site / "assets" / "javascripts" / "mermaid.min.js").stat().st_size > 1e6
+    offline = "--host-resolver-rules=MAP * ~NOTFOUND"
+    dom = run_chromium(offline, "--virtual-time-budget=8000", "--dump-dom", built.as_uri())
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert dom.stdout.count('<div class="mermaid"></div>') == diagrams  # drawn (shadow DOM)
+    for first_line in re.findall(r"```mermaid\n(\S+)", source):
+        assert first_line not in dom.stdout  # no diagram left as its source text

@@ -50,11 +50,13 @@ def check(result: Build, warning: str) -> None:
     assert broken_links(result.site) == []
 
 
+@pytest.mark.slow
 def test_zensical_builds_the_site_without_a_warning(zensical_site: Build) -> None:
     check(zensical_site, "Warning")
     assert "No issues found" in zensical_site.output, zensical_site.output[-4000:]
 
 
+@pytest.mark.slow
 def test_mkdocs_strict_builds_the_site_without_a_warning(tmp_path: Path) -> None:
     check(build("mkdocs", tmp_path), "WARNING")
 
@@ -73,6 +75,7 @@ REFERENCE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", sorted(REFERENCE))
 def test_the_api_reference_renders_every_public_name(zensical_site: Build, module: str) -> None:
     import importlib

@@ -217,6 +217,7 @@ def _check_modern(doc: JsonObj, transport: str) -> None:
 TRANSPORTS = ["stdio", "http"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["legacy", MODERN, "auto"])
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_v2_client(node: str, v2_modules: Path, transport: str, mode: str, tmp_path: Path) -> None:
@@ -231,6 +232,7 @@ def test_v2_client(node: str, v2_modules: Path, transport: str, mode: str, tmp_p
         _check_modern(doc, transport)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_v1_sdk_client(node: str, v1_modules: Path, transport: str, tmp_path: Path) -> None:
     # v1 has no version negotiation knob: it only ever speaks the 2025 handshake.

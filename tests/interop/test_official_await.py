@@ -57,6 +57,7 @@ def _run(python: str, mode: str) -> tuple[int, dict[str, Any], str]:
         pytest.fail(f"not one JSON document (exit {proc.returncode}):\n{out}\n{err[-3000:]}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", sorted(MODES))
 def test_official_client_answers_awaited_input(mode: str, official_python: str) -> None:
     code, report, stderr = _run(official_python, mode)

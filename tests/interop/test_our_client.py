@@ -342,6 +342,7 @@ def _check_modern_wire(wire: Wire, http: bool) -> None:
     assert wire.answer_to(retry).message["result"]["resultType"] == "complete"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("era", ERAS)
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_official_python_server(
@@ -360,6 +361,7 @@ def test_official_python_server(
         _run(_official_scenario(client, era, wire, asked), wire, log)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("era", ["legacy", "auto"])
 def test_official_python_server_over_http_sse(
     era: str, official_python: str, tmp_path: Path
@@ -388,6 +390,7 @@ def test_official_python_server_over_http_sse(
         assert not http_wire.frames
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_pinned_legacy_session_does_not_decide_auto(
     transport: str, official_python: str, tmp_path: Path
@@ -475,6 +478,7 @@ async def _everything_checks(client: Client, asked: Elicitations) -> None:
         ]
 
 
+@pytest.mark.slow
 @pytest.mark.needs_node
 def test_server_everything_auto_falls_back(server_everything: list[str]) -> None:
     wire = Wire()
@@ -519,6 +523,7 @@ net.Server.prototype.listen = function (...args) {
 """
 
 
+@pytest.mark.slow
 @pytest.mark.needs_node
 @pytest.mark.parametrize("era", ["legacy", "auto"])
 def test_server_everything_over_http_sse(

@@ -66,6 +66,7 @@ def test_an_http_upstream_served_on_stdio(upstream_era: str, tmp_path: Path) -> 
         assert asyncio.run(_elicited(client)) == "Hello, What is your name?!"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 def test_several_upstreams_mounted(era: str, tmp_path: Path) -> None:
     """`--upstream NAME=TARGET`, repeated: a command and a URL upstream under prefixes."""

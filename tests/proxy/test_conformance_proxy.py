@@ -21,6 +21,7 @@ LEGS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.needs_node
 @pytest.mark.parametrize("spec", list(LEGS))
 def test_proxy_conformance_leg(spec: str, tmp_path: Path) -> None:

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 GUIDE = REPO / "docs" / "guide" / "proxy.md"
 
@@ -22,6 +24,7 @@ def _run(block: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_the_guides_examples_run_as_written() -> None:
     text = GUIDE.read_text()
     bridge, aggregate = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)

@@ -21,6 +21,7 @@ UPSTREAM = ["--upstream-era", "legacy", "--", sys.executable, str(EVERYTHING)]
 pytestmark = pytest.mark.needs_node
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_v2_client_pinned_modern_through_a_legacy_upstream(transport: str, tmp_path: Path) -> None:
     config: dict[str, Any] = {

@@ -37,6 +37,7 @@ def upstream() -> list[str]:
     return [_sdk1_python(), str(SERVER)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("era", ["modern", "legacy"])
 def test_sdk1_elicitation_through_the_proxy(upstream: list[str], era: str) -> None:
     asked: list[str] = []

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +33,7 @@ _LINE = re.compile(
 def need_tools() -> None:
     for name in ("redis-server", "nginx"):
         found = shutil.which(name) or shutil.which(name, path="/usr/sbin:/usr/local/sbin")
-        need(found is not None, f"{name} (apt-get install {name})")
+        need(found is not None, name, name)
 
 
 @dataclass
@@ -128,12 +128,19 @@ def alive(pid: int) -> bool:
 
 
 @contextlib.contextmanager
-def cluster(workers: int, log: Path, timeout: float = 120.0) -> Iterator[Cluster]:
-    """run.sh with `workers` workers on a free port; its stderr goes to `log`."""
+def cluster(
+    workers: int,
+    log: Path,
+    timeout: float = 120.0,
+    extra: Sequence[str] = (),
+    port: int | None = None,
+) -> Iterator[Cluster]:
+    """run.sh with `workers` workers on `port` (else a free one), `extra` options
+    added; its stderr goes to `log`."""
     need_tools()
-    port = free_port()
+    port = port or free_port()
     cmd = ["bash", str(RUN_SH), "--port", str(port), "--workers", str(workers)]
-    cmd += ["--python", sys.executable]
+    cmd += ["--python", sys.executable, *extra]
     with log.open("w") as sink:
         proc = subprocess.Popen(
             cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=sink, text=True

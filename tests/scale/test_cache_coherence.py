@@ -12,12 +12,16 @@ import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
+import pytest
+
 from mcpgen.stores import SessionState, StoreUnavailableError
 from mcpgen.stores.redis import Connection, RedisSessionStore, RedisStores
 from tests.scale.harness import fresh_redis_url
 from tests.scale.measure import Monitor, build
 from tests.stores.redis_server import server as redis_server
 from tests.transports.asgidriver import Exchange, initialize, post, rpc
+
+pytestmark = pytest.mark.needs_redis
 
 T = TypeVar("T")
 BOUND = 1.0  # the default staleness bound (`session_stale_seconds`)

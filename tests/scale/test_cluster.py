@@ -43,7 +43,7 @@ from tests.scale.cluster_run import (
 )
 from tests.stores.redis_server import redis_url
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.needs_redis, pytest.mark.needs_nginx]
 
 
 @pytest.fixture(scope="module")

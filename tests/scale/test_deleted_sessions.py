@@ -8,11 +8,14 @@ import asyncio
 import time
 
 import httpx
+import pytest
 import redis
 
 from mcpgen.transports._keepalive import PROMPT
 from tests.scale.harness import workers, workers_redis_url
 from tests.scale.wire import frame, open_session, start_reading
+
+pytestmark = pytest.mark.needs_redis
 
 BOUND = PROMPT + 1.0  # the keepalive period, and a margin for a loaded machine
 

@@ -12,8 +12,11 @@ from pathlib import Path
 from types import ModuleType
 
 import httpx
+import pytest
 
 from tests.scale.harness import workers
+
+pytestmark = pytest.mark.needs_redis
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "fanout.py"
 

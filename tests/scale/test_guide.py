@@ -8,6 +8,10 @@ import io
 import re
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.needs_redis
+
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "scale-out.md"
 
 

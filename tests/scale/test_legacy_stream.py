@@ -26,6 +26,8 @@ from tests.scale.wire import (  # Reader and CHANGED stay importable from here
 )
 from tests.stores.redis_server import redis_url
 
+pytestmark = pytest.mark.needs_redis
+
 
 def test_each_change_reaches_the_get_stream_once_whichever_worker_holds_it() -> None:
     with workers() as (urls, _), httpx.Client(timeout=10) as sync_http:

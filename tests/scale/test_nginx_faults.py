@@ -19,7 +19,7 @@ import pytest
 from tests.scale.cluster_run import Cluster, _cmdline, cluster, descendants, worker_port
 from tests.scale.wire import CHANGED, frame, open_session_async, sse_events, until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.needs_redis, pytest.mark.needs_nginx]
 
 
 def _redis_pid(running: Cluster) -> int:

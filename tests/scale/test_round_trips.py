@@ -9,10 +9,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from mcpgen.stores.redis import RedisStores
 from tests.scale.harness import fresh_redis_url
 from tests.scale.measure import Monitor, build, heartbeat, legacy_calls
 from tests.transports.asgidriver import initialize, post, rpc
+
+pytestmark = pytest.mark.needs_redis
 
 
 def test_a_legacy_tools_call_costs_no_redis_round_trip_from_the_cache() -> None:

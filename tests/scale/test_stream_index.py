@@ -15,6 +15,7 @@ import re
 import uuid
 
 import httpx
+import pytest
 import redis.asyncio as aioredis
 
 from mcpgen.stores.redis import Connection, RedisEventStore
@@ -24,6 +25,8 @@ from tests.scale.test_legacy_stream import Reader, get_stream, settle
 from tests.scale.test_two_workers import frame, open_session
 from tests.stores.redis_server import redis_url
 from tests.stores.redis_server import server as redis_server
+
+pytestmark = pytest.mark.needs_redis
 
 SESSIONS = 16
 
@@ -36,6 +39,7 @@ class _FullMonitor(Monitor):
         return [line for line in self.lines if '"' in line]
 
 
+@pytest.mark.slow
 def test_a_change_costs_one_delivery_per_listening_session_not_one_per_worker() -> None:
     """16 sessions live on both workers, each listening on a GET stream on one of them
     (8 and 8): a change is handed in 16 times in all (one append per session, by the

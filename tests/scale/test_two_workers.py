@@ -11,11 +11,14 @@ from collections.abc import AsyncGenerator, Coroutine
 from typing import Any, TypeVar, cast
 
 import httpx
+import pytest
 
 from mcpgen import Client, ToolTask
 from mcpgen_types import latest as t
 from tests.scale.harness import balanced, principal_from_header, workers
 from tests.scale.wire import frame, open_session
+
+pytestmark = pytest.mark.needs_redis
 
 T = TypeVar("T")
 

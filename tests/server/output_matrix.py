@@ -32,12 +32,21 @@ class Case(NamedTuple):
 
     def legacy(self, version: str) -> Case:
         """The same case in a legacy revision: there, an output schema must be an object
-        schema and structuredContent an object (both since 2025-06-18); what does not
-        qualify is left out."""
+        schema and structuredContent an object (both since 2025-06-18); what is not
+        travels wrapped, as `{"result": value}` under the wrapping schema."""
         if version < "2025-06-18":
             return Case(None, ABSENT, self.content)
-        schema = self.schema if self.schema and self.schema.get("type") == "object" else None
-        structured = self.structured if isinstance(self.structured, dict) else ABSENT
+        schema, structured = self.schema, self.structured
+        if schema is not None and schema.get("type") != "object":
+            # A list or a number travels as {"result": ...}, its definitions at the root.
+            inner = {k: v for k, v in schema.items() if k != "$defs"}
+            wrapping = {"type": "object", "properties": {"result": inner}, "required": ["result"]}
+            defs = {"$defs": schema["$defs"]} if "$defs" in schema else {}
+            schema = {**defs, **wrapping, "x-mcpgen-wrap-result": True}
+            if structured is not ABSENT:  # every value of such a tool, an object too
+                structured = {"result": structured}
+        elif structured is not ABSENT and not isinstance(structured, dict):
+            structured = {"result": structured}
         return Case(schema, structured, self.content)
 
 

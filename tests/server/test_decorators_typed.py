@@ -104,6 +104,7 @@ server.prompt(task="optional")  # E: call-overload
 """
 
 
+@pytest.mark.slow
 def test_mypy_checks_the_decorator_options(tmp_path: Path) -> None:
     check_marks(GOOD + CHECKS, tmp_path)
 

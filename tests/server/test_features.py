@@ -92,11 +92,12 @@ def test_argument_errors_are_in_band_and_say_what_to_fix(client: Client) -> None
 
 
 def test_handler_exception_becomes_an_error_result(client: Client) -> None:
-    r = result(client, 1, "tools/call", {"name": "boom"})
-    assert r["isError"] is True and "kaboom" in r["content"][0]["text"]
-    masked = Client(_with_boom(Server("m", mask_errors=True)))
-    r = result(masked, 2, "tools/call", {"name": "boom"})
+    r = result(client, 1, "tools/call", {"name": "boom"})  # masked by default
     assert r["isError"] is True and "kaboom" not in r["content"][0]["text"]
+    assert "(ref " in r["content"][0]["text"]
+    detailed = Client(_with_boom(Server("m", mask_errors=False)))
+    r = result(detailed, 2, "tools/call", {"name": "boom"})
+    assert r["isError"] is True and "kaboom" in r["content"][0]["text"]
 
 
 def test_handler_exceptions_are_logged_with_their_traceback(
@@ -117,7 +118,9 @@ def test_handler_exceptions_are_logged_with_their_traceback(
     assert r["isError"] is True and "kaboom" not in r["content"][0]["text"]
     assert reply is not None and reply["error"]["code"] == -32603
     assert "no data here" not in json.dumps(reply)  # masked for the client
-    records = {r.getMessage(): r for r in caplog.records if r.name == "mcpgen.server"}
+    records = {
+        r.getMessage().split(" (ref ")[0]: r for r in caplog.records if r.name == "mcpgen.server"
+    }
     tool = records["tool 'boom' failed"]
     assert tool.exc_info is not None and "kaboom" in str(tool.exc_info[1])
     read = records["resources/read failed"]

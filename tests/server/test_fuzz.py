@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -76,12 +77,14 @@ def check(line: bytes) -> None:
         json.loads(out)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.binary(max_size=200) | st.text(max_size=200).map(str.encode))
 def test_any_bytes(line: bytes) -> None:
     check(line)
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(messages | st.lists(messages, max_size=3))
 def test_any_json_rpc_shape(message: object) -> None:

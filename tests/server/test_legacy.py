@@ -125,9 +125,16 @@ def test_structured_content_and_output_schema_downgrade() -> None:
     c = Client(downgrade_server())
     c.initialize("2025-06-18")
     tools = {t["name"]: t for t in legacy(c, 1, "tools/list")["result"]["tools"]}
-    assert "outputSchema" not in tools["number"]  # not an object schema: invalid before 2026
+    # Not an object schema, which a 2025 revision wants: wrapped as {"result": ...}.
+    assert tools["number"]["outputSchema"] == {
+        "type": "object",
+        "properties": {"result": {"type": "number"}},
+        "required": ["result"],
+        "x-mcpgen-wrap-result": True,
+    }
     assert tools["record"]["outputSchema"]["type"] == "object"
-    assert "structuredContent" not in legacy(c, 2, "tools/call", {"name": "number"})["result"]
+    number = legacy(c, 2, "tools/call", {"name": "number"})["result"]
+    assert number["structuredContent"] == {"result": 2.5}
     assert legacy(c, 3, "tools/call", {"name": "record"})["result"]["structuredContent"] == {"a": 1}
     old = Client(downgrade_server())
     old.initialize("2025-03-26")

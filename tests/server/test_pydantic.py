@@ -306,9 +306,11 @@ def test_output_schema_shapes() -> None:
     assert "outputSchema" not in _tool("regional")  # -> str
 
 
-def test_legacy_keeps_object_output_schemas_only() -> None:
+def test_legacy_output_schemas_are_object_schemas() -> None:
     assert _tool("measure", LEGACY)["outputSchema"] == _tool("measure")["outputSchema"]
-    assert "outputSchema" not in _tool("corners", LEGACY)
+    corners = _tool("corners", LEGACY)["outputSchema"]  # a list: wrapped as {"result": ...}
+    assert corners["required"] == ["result"] and corners["x-mcpgen-wrap-result"] is True
+    assert corners["properties"]["result"]["type"] == "array"
     result = _call("measure", {"route": ROUTE}, LEGACY)
     assert result["structuredContent"] == {"totalLength": 5.0, "stops": 2, "unit": "ft"}
 

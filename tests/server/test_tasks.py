@@ -262,7 +262,8 @@ def test_tool_errors_complete_and_protocol_errors_fail(built: Any) -> None:
     async def body(c: Client) -> None:
         broken = await settle(c, (await call(c, "broken"))["result"]["taskId"])
         assert broken["status"] == "completed" and broken["result"]["isError"] is True
-        assert "kaboom" in broken["result"]["content"][0]["text"]
+        assert "kaboom" not in broken["result"]["content"][0]["text"]  # masked by default
+        assert "failed (ref " in broken["result"]["content"][0]["text"]
         refused = await settle(c, (await call(c, "refuse"))["result"]["taskId"])
         assert refused["status"] == "failed" and "result" not in refused
         assert refused["error"] == {"code": -32099, "message": "refused", "data": {"why": "test"}}

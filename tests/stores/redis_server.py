@@ -1,8 +1,8 @@
 """A throwaway redis-server for tests: started on first use on a free loopback port,
 in a temporary directory, with persistence off; stopped when the test run ends.
 
-Missing `redis-server` skips the tests that need it, or fails them under
-MCPGEN_STRICT_SKIPS=1 (CI installs it: `.ci/run`).
+Missing `redis-server` fails the tests that need it (they skip with
+MCPGEN_ALLOW_MISSING=redis-server, outside CI; `.ci/run` installs it).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from typing import Any
 
 from tests.conftest import need
 
@@ -77,12 +78,29 @@ def server() -> RedisServer:
         binary = shutil.which("redis-server") or (
             "/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server") else None
         )
-        need(binary is not None, "redis-server")
+        need(binary is not None, "redis-server", "redis-server")
         assert binary is not None
         _server = RedisServer(binary)
         atexit.register(_server.close)
     return _server
 
 
+_layout: Any = None  # a `redis_ha` layout, when MCPGEN_TEST_REDIS_LAYOUT names one
+
+
 def redis_url() -> str:
-    return server().url
+    """The test Redis: one server, or, with MCPGEN_TEST_REDIS_LAYOUT=sentinel or
+    cluster, a `redis_ha` layout (the contract tests run against each,
+    `test_ha_contracts.py`)."""
+    global _layout
+    layout = os.environ.get("MCPGEN_TEST_REDIS_LAYOUT", "single")
+    if layout == "single":
+        return server().url
+    if _layout is None:
+        from tests.stores import redis_ha
+
+        made = {"sentinel": redis_ha.SentinelLayout, "cluster": redis_ha.ClusterLayout}[layout]
+        _layout = made()
+        atexit.register(_layout.close)
+    url: str = _layout.url
+    return url

@@ -36,7 +36,10 @@ def _redis_bus() -> Bus:
     return RedisBus(_redis())
 
 
-IMPLEMENTATIONS: list[Callable[[], Bus]] = [InMemoryBus, _redis_bus]
+IMPLEMENTATIONS: list[object] = [
+    InMemoryBus,
+    pytest.param(_redis_bus, marks=pytest.mark.needs_redis),
+]
 
 EVENTS: list[BusEvent] = [
     ChangeEvent("tools"),

@@ -23,12 +23,15 @@ T = TypeVar("T")
 Clock = Callable[[], float]
 Factory = Callable[[Clock, int, int, float], EventStore]
 
-IMPLEMENTATIONS: list[Factory] = [
+IMPLEMENTATIONS: list[object] = [
     lambda clock, per_stream, total, ttl: InMemoryEventStore(
         max_per_stream=per_stream, max_events=total, ttl=ttl, clock=clock
     ),
-    lambda clock, per_stream, total, ttl: RedisEventStore(
-        _redis(), max_per_stream=per_stream, max_events=total, ttl=ttl, clock=clock
+    pytest.param(
+        lambda clock, per_stream, total, ttl: RedisEventStore(
+            _redis(), max_per_stream=per_stream, max_events=total, ttl=ttl, clock=clock
+        ),
+        marks=pytest.mark.needs_redis,
     ),
 ]
 NAMES = ["InMemoryEventStore", "RedisEventStore"]

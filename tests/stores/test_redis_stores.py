@@ -8,10 +8,14 @@ import socket
 import threading
 import uuid
 
+import pytest
+
 from mcpgen.stores import ChangeEvent, SessionState, TaskEvent
 from mcpgen.stores.redis import RedisStores, redacted
 from tests.stores.redis_server import redis_url
 from tests.stores.redis_server import server as redis_server
+
+pytestmark = pytest.mark.needs_redis
 
 
 def _keys() -> list[str]:
@@ -71,3 +75,33 @@ def test_passwords_stay_out_of_messages() -> None:
     assert redacted("redis://user:pw@host:6379/0") == "redis://user:***@host:6379/0"
     assert redacted("redis://:pw@host/0") == "redis://***@host/0"
     assert redacted("redis://host:6379") == "redis://host:6379"
+
+
+def test_session_quota_bookkeeping_goes_with_the_sessions() -> None:
+    """The client of each session (hash) and each client's ids (set) leave Redis with
+    the sessions, however they go: deleted, evicted by the quota, idled out."""
+    from mcpgen.stores.redis import Connection, RedisSessionStore
+
+    prefix = f"quota-{uuid.uuid4().hex}:"
+    now = [1000.0]
+    store = RedisSessionStore(
+        Connection(redis_url(), prefix=prefix), idle_timeout=10.0, clock=lambda: now[0]
+    )
+
+    async def main() -> None:
+        client = store.connection.client
+        for i in range(4):  # quota 2: two of them are evicted
+            now[0] += 1
+            fresh = SessionState(id=f"x{i}", version="2025-11-25")
+            await store.create(fresh, client="a:x", quota=2)
+        assert await client.smembers(prefix + "s-q:a:x") == {b"x2", b"x3"}
+        assert await client.hkeys(prefix + "s-client") == [b"x2", b"x3"]
+        assert await store.delete("x2")
+        now[0] += 11  # x3 idles out: the next create sweeps it
+        await store.create(SessionState(id="other", version="2025-11-25"), client="p:o", quota=2)
+        assert await client.exists(prefix + "s-q:a:x") == 0
+        assert await client.hkeys(prefix + "s-client") == [b"other"]
+        assert await store.load("other") is not None
+        await client.aclose()
+
+    asyncio.run(main())

@@ -40,14 +40,17 @@ def _cached(clock: Clock, idle: float, most: int) -> RedisSessionStore:
     return store
 
 
-IMPLEMENTATIONS: list[Factory] = [
+IMPLEMENTATIONS: list[object] = [
     lambda clock, idle, most: InMemorySessionStore(
         idle_timeout=idle, max_sessions=most, clock=clock
     ),
-    lambda clock, idle, most: RedisSessionStore(
-        _redis(), idle_timeout=idle, max_sessions=most, clock=clock
+    pytest.param(
+        lambda clock, idle, most: RedisSessionStore(
+            _redis(), idle_timeout=idle, max_sessions=most, clock=clock
+        ),
+        marks=pytest.mark.needs_redis,
     ),
-    _cached,
+    pytest.param(_cached, marks=pytest.mark.needs_redis),
 ]
 NAMES = ["InMemorySessionStore", "RedisSessionStore", "RedisSessionStore+cache"]
 
@@ -223,5 +226,72 @@ def test_states_keep_their_fields_through_the_store(
         assert await store.load("a") == full
         await store.create(state("none", client_info=None))
         assert (await store.load("none")) == state("none", client_info=None)
+
+    run(scenario())
+
+
+# -- quotas: one client cannot push out another's sessions ------------------------------------
+def test_a_client_past_its_quota_gives_up_its_own_least_recently_used(
+    make: Callable[[], tuple[SessionStore, FakeClock]],
+) -> None:
+    store, clock = make()
+
+    async def scenario() -> None:
+        clock.now += 1
+        await store.create(state("bob1"), client="p:bob", quota=2)
+        for name in ("x1", "x2"):
+            clock.now += 1
+            await store.create(state(name), client="a:10.0.0.9", quota=2)
+        clock.now += 1
+        assert await store.load("x1") is not None  # x1 used: x2 is the attacker's oldest
+        clock.now += 1
+        await store.create(state("x3"), client="a:10.0.0.9", quota=2)
+        assert await store.load("x2") is None
+        assert await store.load("x1") is not None
+        assert await store.load("x3") is not None
+        assert await store.load("bob1") == state("bob1")  # older than all: still there
+
+    run(scenario())
+
+
+def test_a_full_store_evicts_the_creators_own_sessions_first(
+    make: Callable[[], tuple[SessionStore, FakeClock]],
+) -> None:
+    """MOST is 3: a flood from one client leaves an idle victim's session alone while
+    the flooder holds any of its own; a client holding none makes room as before."""
+    store, clock = make()
+
+    async def scenario() -> None:
+        await store.create(state("victim"), client="p:alice", quota=100)
+        for i in range(20):
+            clock.now += 0.1
+            await store.create(state(f"flood{i}"), client="a:192.0.2.1", quota=100)
+        assert await store.load("victim") == state("victim")
+        assert await store.load("flood19") is not None
+        assert await store.load("flood0") is None
+        # sessions without a client, and new clients, still make room by the global rule
+        clock.now += 1
+        await store.create(state("carol"), client="p:carol", quota=100)
+        assert await store.load("carol") is not None
+
+    run(scenario())
+
+
+def test_a_deleted_or_expired_session_frees_its_clients_quota(
+    make: Callable[[], tuple[SessionStore, FakeClock]],
+) -> None:
+    store, clock = make()
+
+    async def scenario() -> None:
+        await store.create(state("a1"), client="p:alice", quota=2)
+        await store.create(state("a2"), client="p:alice", quota=2)
+        assert await store.delete("a1") is True
+        await store.create(state("a3"), client="p:alice", quota=2)
+        assert await store.load("a2") is not None  # a1's place was free: nothing evicted
+        clock.now += IDLE + 1  # both idle out
+        await store.create(state("a4"), client="p:alice", quota=2)
+        await store.create(state("a5"), client="p:alice", quota=2)
+        assert await store.load("a4") is not None
+        assert await store.load("a5") is not None
 
     run(scenario())

@@ -33,9 +33,11 @@ class Clock:
         return self.now
 
 
-IMPLEMENTATIONS: list[Callable[[Clock], TaskStore]] = [
+IMPLEMENTATIONS: list[object] = [
     lambda clock: InMemoryTaskStore(clock=clock),
-    lambda clock: RedisTaskStore(_redis(), clock=clock),
+    pytest.param(
+        lambda clock: RedisTaskStore(_redis(), clock=clock), marks=pytest.mark.needs_redis
+    ),
 ]
 NAMES = ["InMemoryTaskStore", "RedisTaskStore"]
 
@@ -207,6 +209,45 @@ def test_a_state_that_cannot_be_encoded_is_refused_at_put() -> None:
         run(InMemoryTaskStore().put(bad))
 
 
+# -- running tasks per client ---------------------------------------------------------------------
+async def _closed(store: TaskStore) -> None:
+    close = getattr(store, "aclose", None)
+    if close is not None:
+        await close()
+
+
+def test_create_bounds_the_running_tasks_of_each_client(store: TaskStore) -> None:
+    async def body() -> None:
+        assert await store.create(state("a1"), client="p:a", most=2)
+        assert await store.create(state("a2", status="input_required"), client="p:a", most=2)
+        assert not await store.create(state("a3"), client="p:a", most=2)
+        assert await store.get("a3") is None  # refused: nothing stored
+        assert await store.create(state("b1"), client="p:b", most=2)  # another client
+        assert await store.create(state("n1"), most=2)  # the unknown clients, together
+        for i in range(3):  # no bound
+            assert await store.create(state(f"c{i}"), client="p:c", most=None)
+        await store.put(state("a1", status="completed"))  # an ended task stops counting
+        assert await store.create(state("a3"), client="p:a", most=2)
+        assert not await store.create(state("a4"), client="p:a", most=2)
+        await store.delete("a2")  # and so does a deleted one
+        assert await store.create(state("a4"), client="p:a", most=2)
+        got = await store.get("a4")
+        assert got is not None and got.status == "working"
+        await _closed(store)
+
+    run(body())
+
+
+def test_a_task_created_as_ended_does_not_count(store: TaskStore) -> None:
+    async def body() -> None:
+        for i in range(3):
+            assert await store.create(state(f"c{i}", status="completed"), client="p:a", most=1)
+        assert await store.create(state("w"), client="p:a", most=1)
+        await _closed(store)
+
+    run(body())
+
+
 # -- the in-memory store's own limits ------------------------------------------------------------
 def test_the_in_memory_store_is_bounded_expired_first_then_oldest(clock: Clock) -> None:
     store = InMemoryTaskStore(clock=clock, max_tasks=3)
@@ -227,3 +268,17 @@ def test_the_in_memory_store_is_bounded_expired_first_then_oldest(clock: Clock) 
     run(body())
     with pytest.raises(ValueError):
         InMemoryTaskStore(max_tasks=0)
+
+
+def test_a_full_in_memory_store_drops_the_creating_clients_records_first(clock: Clock) -> None:
+    store = InMemoryTaskStore(clock=clock, max_tasks=5)
+
+    async def body() -> None:
+        assert await store.create(state("victim", ttl_ms=None), client="p:v", most=100)
+        for i in range(20):
+            done = state(f"x{i}", ttl_ms=None, status="completed")
+            assert await store.create(done, client="a:1.2.3.4", most=100)
+        assert await store.get("victim") is not None
+        assert await store.get("x19") is not None and await store.get("x0") is None
+
+    run(body())

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from mcpgen import Server
+from mcpgen import Server, ToolError
 
 server = Server("stubs-schemas", version="2.1.0")
 
@@ -142,7 +142,7 @@ def import_(**arguments: Any) -> dict[str, Any]:
 
 @server.tool(name="fail", description="Always fails.", input_schema={"type": "object"})
 def fail() -> str:
-    raise RuntimeError("no luck today")
+    raise ToolError("no luck today")  # the error result says exactly this
 
 
 if os.environ.get("STUBS_EXTRA_TOOL") == "1":

@@ -31,7 +31,16 @@ RUFF_RULES = "E,F,W,I,B,UP,SIM,RUF,C4,PIE,RET,TID,PL"
 RUFF_IGNORED = "PLR0913,PLR0917,PLR2004"
 
 
+def ruff_configured(directory: Path) -> None:
+    """Give `directory` a ruff configuration with those rules: the module follows the
+    configuration of where it is written (without one, see test_fidelity)."""
+    select = ", ".join(f'"{rule}"' for rule in RUFF_RULES.split(","))
+    ignore = ", ".join(f'"{rule}"' for rule in RUFF_IGNORED.split(","))
+    (directory / "ruff.toml").write_text(f"[lint]\nselect = [{select}]\nignore = [{ignore}]\n")
+
+
 def stubs(out: Path, command: list[str], *options: str, extra_tool: bool = False) -> Any:
+    ruff_configured(out.parent)
     env = {**os.environ, "STUBS_EXTRA_TOOL": "1" if extra_tool else "0"}
     argv = [sys.executable, "-m", "mcpgen", "stubs", "-o", str(out), *options, "--", *command]
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=180, check=False)
@@ -102,6 +111,7 @@ async def misuse(client: Client) -> str:
 """
 
 
+@pytest.mark.slow
 def test_module_is_typed_and_clean(schema_tools: Path) -> None:
     """The module passes mypy --strict and ruff as written; its methods are typed, so
     a wrong argument or a wrong use of the result is a mypy error."""
@@ -179,6 +189,7 @@ def test_calls_through_the_module(schema_tools: Path) -> None:
     asyncio.run(main())
 
 
+@pytest.mark.slow
 def test_check_notices_drift(tmp_path: Path, schema_tools: Path) -> None:
     """--check: exit 0 on the fresh module; exit 1 and a diff naming the new tool once
     the server has one more; the file is left as it was."""
@@ -195,6 +206,7 @@ def test_check_notices_drift(tmp_path: Path, schema_tools: Path) -> None:
     assert missing.returncode == 1 and not (tmp_path / "absent.py").exists()
 
 
+@pytest.mark.slow
 def test_everything_example(tmp_path: Path) -> None:
     """examples/everything.py over stdio: a clean module whose methods call the tools;
     the module written over Streamable HTTP is the same."""
@@ -224,6 +236,7 @@ def test_everything_example(tmp_path: Path) -> None:
         sys.modules.pop(out.stem, None)
 
 
+@pytest.mark.slow
 @pytest.mark.needs_node
 def test_official_server_everything(tmp_path: Path) -> None:
     """The reference server-everything (TypeScript SDK) over stdio, output schemas included."""
@@ -246,7 +259,7 @@ def test_official_server_everything(tmp_path: Path) -> None:
             assert "hi" in echoed.content[0].text
             total = await tools.get_sum(a=2, b=3.5)
             assert "5.5" in total.content[0].text
-            weather = await tools.get_structured_content(location=module.Location.Chicago)
+            weather = await tools.get_structured_content(location=module.Location.chicago)
             assert isinstance(weather, module.GetStructuredContentOutput)
             assert isinstance(weather.temperature, float) and weather.conditions
 

@@ -35,6 +35,7 @@ def official_traced_python() -> str:
     return str(python)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 def test_official_client_call_joins_the_trace(
     official_traced_python: str, tmp_path: Path, mode: str

@@ -21,6 +21,7 @@ class Exchange:
         headers: dict[str, str],
         body: bytes = b"",
         principal: str | None = None,
+        client: str | None = None,
     ) -> None:
         self.scope: dict[str, Any] = {
             "type": "http",
@@ -35,6 +36,8 @@ class Exchange:
         }
         if principal is not None:
             self.scope["mcpgen.principal"] = principal
+        if client is not None:  # the peer's address, as a server puts it in the scope
+            self.scope["client"] = (client, 50000)
         self._body = body
         self._asked = False
         self._gone = asyncio.Event()
@@ -112,10 +115,14 @@ class Exchange:
 
 
 async def post(
-    app: Any, headers: dict[str, str], frame: dict[str, Any], principal: str | None = None
+    app: Any,
+    headers: dict[str, str],
+    frame: dict[str, Any],
+    principal: str | None = None,
+    client: str | None = None,
 ) -> tuple[int, dict[str, str], bytes]:
     """A whole POST exchange: (status, headers, body)."""
-    exchange = Exchange(app, "POST", headers, json.dumps(frame).encode(), principal)
+    exchange = Exchange(app, "POST", headers, json.dumps(frame).encode(), principal, client)
     status, response_headers = await exchange.start()
     body = await exchange.body()
     await asyncio.wait_for(exchange.task, 5)
@@ -132,7 +139,7 @@ def rpc(rid: Any, method: str, params: dict[str, Any] | None = None) -> dict[str
 
 
 async def initialize(
-    app: Any, version: str = "2025-11-25", principal: str | None = None
+    app: Any, version: str = "2025-11-25", principal: str | None = None, client: str | None = None
 ) -> dict[str, str]:
     """A legacy session, initialized; returns the headers its requests carry."""
     params = {
@@ -140,11 +147,12 @@ async def initialize(
         "capabilities": {},
         "clientInfo": {"name": "driver", "version": "1"},
     }
-    status, headers, body = await post(app, LEGACY, rpc(0, "initialize", params), principal)
+    status, headers, body = await post(app, LEGACY, rpc(0, "initialize", params), principal, client)
     assert status == 200, body
     session = {**LEGACY, "mcp-session-id": headers["mcp-session-id"]}
     session["mcp-protocol-version"] = version
-    status, _, _ = await post(app, session, rpc(None, "notifications/initialized"), principal)
+    initialized = rpc(None, "notifications/initialized")
+    status, _, _ = await post(app, session, initialized, principal, client)
     assert status == 202
     return session
 

@@ -19,6 +19,8 @@ from mcpgen import Server
 from tests.conftest import need
 from tests.transports.httpharness import serve
 
+pytestmark = pytest.mark.needs_chromium
+
 PAGE = """<!doctype html>
 <html><body><pre id="out">pending</pre>
 <script>
@@ -96,7 +98,7 @@ def page_server() -> Iterator[tuple[http.server.ThreadingHTTPServer, str]]:
 def run_page(url: str) -> str:
     """What the page shows once its script ran."""
     found = shutil.which("chromium") or shutil.which("chromium-browser")
-    need(found is not None, "chromium (apt-get install -y chromium)")
+    need(found is not None, "chromium", "chromium")
     assert found is not None
     # Root in a container: Chromium's sandbox needs user namespaces it may not get.
     command = [found, "--headless", "--no-sandbox", "--disable-gpu"]

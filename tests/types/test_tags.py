@@ -126,6 +126,7 @@ block.type = "text"  # E: misc
 """
 
 
+@pytest.mark.slow
 def test_mypy_sees_the_tag_as_a_literal(tmp_path: Path) -> None:
     (tmp_path / "tags.py").write_text(CHECKS)
     expected = set()

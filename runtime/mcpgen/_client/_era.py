@@ -61,12 +61,15 @@ class VerdictCache:
         return entry[1]
 
     def put(self, key: str, verdict: Verdict) -> None:
+        """Keep `verdict` for `key` (an endpoint) for `ttl` seconds."""
         self._verdicts[key] = (self.clock() + self.ttl, verdict)
 
     def forget(self, key: str) -> None:
+        """Drop what is kept for `key`."""
         self._verdicts.pop(key, None)
 
     def clear(self) -> None:
+        """Drop every verdict."""
         self._verdicts.clear()
 
     def __len__(self) -> int:

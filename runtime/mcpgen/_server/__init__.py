@@ -7,6 +7,7 @@ frames and carry out the `Outcome` it returns with `deliver` (see `_call`).
 
 from __future__ import annotations
 
+from mcpgen._server._authorize import Refusal
 from mcpgen._server._call import (
     DEFERRED,
     Call,
@@ -15,6 +16,7 @@ from mcpgen._server._call import (
     Handle,
     Outcome,
     Pending,
+    RequestInfo,
     Settled,
     deliver,
     settle,
@@ -31,7 +33,9 @@ __all__ = [
     "Handle",
     "Outcome",
     "Pending",
+    "Refusal",
     "Registry",
+    "RequestInfo",
     "ServerCore",
     "Session",
     "Settled",

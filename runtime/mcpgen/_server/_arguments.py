@@ -21,6 +21,7 @@ from mcpgen._protocol import mcp_header_params
 from mcpgen._server import _pydantic
 from mcpgen._server._content import ARGUMENTS_GUIDANCE, CONTENT_TYPES, ArgumentsError
 from mcpgen._server._context import InputRequired
+from mcpgen._server._formats import mark_datetimes
 from mcpgen_types import latest as t
 
 __all__ = [
@@ -116,6 +117,7 @@ def _with_header_meta(annotation: Any) -> Any:
 
 def _object_schema(struct: type) -> dict[str, Any]:
     (top,), components = msgspec.json.schema_components([struct], ref_template="#/$defs/{name}")
+    mark_datetimes([struct], [top], components)
     schema = components.pop(top["$ref"].split("/")[-1])
     schema.pop("title", None)
     schema.setdefault("properties", {})
@@ -181,6 +183,7 @@ def return_schema(annotation: Any) -> dict[str, Any] | None:
         )
     except TypeError:
         return None
+    mark_datetimes([annotation], [top], components)
     if "$ref" in top and len(top) == 1:
         schema = dict(components.pop(top["$ref"].split("/")[-1]))
         schema.pop("title", None)

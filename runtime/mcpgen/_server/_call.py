@@ -40,6 +40,7 @@ __all__ = [
     "Outcome",
     "Pending",
     "RequestId",
+    "RequestInfo",
     "Settled",
     "deliver",
     "settle",
@@ -63,6 +64,27 @@ DEFERRED: Final = Deferred.DEFERRED
 """The outcome of a request whose reply comes later, through `Channel.reply`."""
 
 
+class RequestInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """The HTTP request that carried an MCP request (`ctx.request`): None on stdio and
+    in memory. `headers` are every request header by lower-case name except
+    `authorization` (the verified token is `ctx.auth`); `client` is the peer's
+    (host, port) when the ASGI server reports it; `transport` is "streamable-http" or
+    "sse" (the deprecated HTTP+SSE transport)."""
+
+    transport: str
+    method: str
+    path: str
+    query: str = ""
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
+    client: tuple[str, int] | None = None
+
+
+class OwnReader(Protocol):
+    """How a handler reads its own server's resources (the core, for `ctx.read_resource`)."""
+
+    def read_own(self, call: Call, uri: str) -> Any: ...
+
+
 class Handle(Protocol):
     """Running async work, as `Channel.spawn` returns it (an `asyncio.Task` will do)."""
 
@@ -84,21 +106,36 @@ class Channel(abc.ABC):
     `spawn` starts async work and returns its handle (for cancellation). `headers`
     holds the request's MCP HTTP headers (lower-case names), or None outside HTTP;
     `principal` names who the transport authenticated, `auth` is the verified bearer
-    token it authenticated with (HTTP with `auth=` configured; None elsewhere).
+    token it authenticated with (HTTP with `auth=` configured; None elsewhere); `peer`
+    is the client's network address where the transport has one (HTTP), which
+    anonymous clients' quotas count against. `request_info()` and `session_id()`
+    describe the carrying HTTP request and the legacy session, where the transport has
+    them (`ctx.request`, `ctx.session_id`).
     """
 
     headers: dict[str, str] | None = None
     principal: str | None = None
     auth: AccessToken | None = None
+    peer: str | None = None
+
+    def request_info(self) -> RequestInfo | None:
+        """The HTTP request this channel answers, if any (built on demand)."""
+        return None
+
+    def session_id(self) -> str | None:
+        """The transport's id of the legacy session this channel serves, if any."""
+        return None
 
     @abc.abstractmethod
     def notify(self, frame: bytes) -> None:
         """Write one frame to the peer (every transport does it its own way)."""
 
     def request(self, frame: bytes) -> None:
+        """A legacy server-to-client request (by default sent as `notify` sends)."""
         self.notify(frame)
 
     def reply(self, frame: bytes) -> None:
+        """The request's reply (by default sent as `notify` sends)."""
         self.notify(frame)
 
     @abc.abstractmethod
@@ -134,6 +171,7 @@ class Call:
         "cancelled",
         "caps",
         "channel",
+        "core",
         "detachable",
         "era",
         "info",
@@ -143,10 +181,13 @@ class Call:
         "log_rank",
         "meta",
         "method",
+        "origin",
+        "params",
         "principal",
         "progress_token",
         "request_id",
         "rounds",
+        "spec",
         "state",
         "task",
         "version",
@@ -185,6 +226,12 @@ class Call:
         self.detachable = False  # may still turn into a task (`await ctx.detach()`)
         self.asker: Asker | None = None  # a legacy session's, for awaited input requests
         self.lifespan: Any = None  # the server's lifespan value, set for handlers with a Context
+        self.origin = channel  # the request's own channel, kept when a task replaces `channel`
+        self.core: OwnReader | None = None  # set for handlers with a Context (read_resource)
+        # The method's entry and the params decoded for its handler, once decoded: what
+        # authorization judges is what is dispatched (`_authorize`).
+        self.spec: Any = None
+        self.params: Any = None  # (middleware reads them again)
 
     def capabilities(self) -> t.ClientCapabilities:
         return msgspec.convert(self.caps, t.ClientCapabilities)

@@ -20,6 +20,7 @@ import msgspec
 from msgspec import UNSET
 
 from mcpgen._server._context import InputRequired
+from mcpgen._server._masking import deliberate, report
 from mcpgen_types import latest as t
 
 __all__ = [
@@ -132,12 +133,13 @@ def tool_error(message: str) -> t.CallToolResult:
 
 
 def failure(name: str, exc: Exception, masked: bool) -> t.CallToolResult:
-    """A tool handler's exception as the tool error the model sees; the operator sees
-    it with its traceback on the `mcpgen.server` logger (masked or not)."""
-    log.error("tool %r failed", name, exc_info=exc)
-    if masked:
-        return tool_error(f"Tool {name!r} failed.")
-    return tool_error(f"Tool {name!r} failed: {type(exc).__name__}: {exc}")
+    """A tool handler's exception as the tool error the model sees (`_masking`): a
+    raised `ToolError`'s message as written; anything else logged with its traceback
+    and, masked, named by a reference only."""
+    said = deliberate(exc)
+    if said is not None:
+        return tool_error(said)
+    return tool_error(f"Tool {name!r} failed" + report(f"tool {name!r}", exc, masked))
 
 
 def to_call_result(value: Any, tool: t.Tool | None = None) -> t.CallToolResult:

@@ -16,14 +16,15 @@ input from the user or the client's model has two styles (one per call):
 from __future__ import annotations
 
 from collections.abc import Coroutine, Generator, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-import msgspec
 from msgspec import UNSET
 
+from mcpgen._errors import McpError
 from mcpgen._server._apps import ui_capability
 from mcpgen._server._awaits import DEFAULT_TIMEOUT, Awaits, await_input
-from mcpgen._server._call import Call
+from mcpgen._server._call import Call, RequestInfo
+from mcpgen._server._elicited import Elicited, form_schema, validated
 from mcpgen_types import latest as t
 from mcpgen_types.ext_apps import McpUiClientCapabilities
 
@@ -115,11 +116,7 @@ class InputRequired:
 def elicit_form(message: str, schema: Mapping[str, Any] | type) -> t.ElicitRequest:
     """Ask the user to fill a flat form. `schema` is a JSON Schema object whose
     properties are primitives, or a msgspec Struct class (converted here)."""
-    if isinstance(schema, type):
-        (top,), components = msgspec.json.schema_components([schema], ref_template="{name}")
-        document: Mapping[str, Any] = components[top["$ref"]]
-    else:
-        document = schema
+    document = form_schema(schema) if isinstance(schema, type) else schema
     requested = t.ElicitRequestFormParamsRequestedSchema(
         properties=dict(document.get("properties", {})),
         required=list(document["required"]) if "required" in document else UNSET,
@@ -167,6 +164,7 @@ def list_roots() -> t.ListRootsRequest:
 
 
 R = TypeVar("R")
+T = TypeVar("T")
 # The request builders, under names the Context's own methods do not shadow.
 _form_request, _url_request, _sample_request = elicit_form, elicit_url, sample
 _roots_request = list_roots
@@ -184,10 +182,12 @@ class Context:
     # -- identity --------------------------------------------------------------------------
     @property
     def request_id(self) -> str | int:
+        """The JSON-RPC id of the request being handled."""
         return self._call.request_id
 
     @property
     def method(self) -> str:
+        """The request's method, e.g. `"tools/call"`."""
         return self._call.method
 
     @property
@@ -197,10 +197,12 @@ class Context:
 
     @property
     def protocol_version(self) -> str:
+        """The revision the client speaks on this request."""
         return self._call.version
 
     @property
     def client_capabilities(self) -> t.ClientCapabilities:
+        """What the client declared it can answer (elicitation, sampling, roots)."""
         return self._call.capabilities()
 
     @property
@@ -211,6 +213,7 @@ class Context:
 
     @property
     def client_info(self) -> t.Implementation | None:
+        """The client's name and version, when it sent them."""
         return self._call.client_info()
 
     @property
@@ -224,6 +227,22 @@ class Context:
         return self._call.auth
 
     @property
+    def request(self) -> RequestInfo | None:
+        """The HTTP request that carried this one (method, path, query, headers, client
+        address), on Streamable HTTP and HTTP+SSE; None on stdio and in memory. A task
+        keeps its creating request's."""
+        return self._call.origin.request_info()
+
+    @property
+    def session_id(self) -> str | None:
+        """The legacy session's id where the transport names one (`Mcp-Session-Id` on
+        Streamable HTTP, the `session_id` of HTTP+SSE); None for modern requests and on
+        stdio (one connection, one session) and in memory."""
+        if self._call.era != "legacy":
+            return None
+        return self._call.origin.session_id()
+
+    @property
     def meta(self) -> dict[str, Any]:
         """The request's `_meta` object, every key included."""
         return self._call.meta
@@ -232,6 +251,21 @@ class Context:
     def lifespan(self) -> Any:
         """What the server's lifespan (`Server(lifespan=...)`) yielded; None without one."""
         return self._call.lifespan
+
+    async def read_resource(self, uri: str) -> list[t.ResourceContentsVariant]:
+        """Read one of this server's own resources (or a template's match), as a client's
+        `resources/read` would, without a round trip: its contents. Raises McpError
+        when no resource or template serves `uri`. The reader runs as part of this
+        request (its `Context` is this one), so scopes are not checked again."""
+        core = self._call.core
+        if core is None:  # only a Context built by hand has no core
+            raise McpError(t.INTERNAL_ERROR, "this context has no server to read from")
+        result = core.read_own(self._call, uri)
+        if isinstance(result, Coroutine):
+            result = await result
+        if isinstance(result, InputRequired):
+            raise McpError(t.INTERNAL_ERROR, f"resource {uri!r} asks for input; read it directly")
+        return list(result.contents)
 
     # -- multi round-trip --------------------------------------------------------------------
     @property
@@ -251,18 +285,32 @@ class Context:
     # -- await-style input (docs/guide/input-requests.md) --------------------------------------
     # In a modern request or a task the handler runs again from the top for every answer:
     # code before an await runs once per round there (once in a legacy session).
+    @overload
+    async def elicit(
+        self, message: str, schema: type[T], *, timeout: float | None = DEFAULT_TIMEOUT
+    ) -> Elicited[T]: ...
+
+    @overload
+    async def elicit(
+        self, message: str, schema: Mapping[str, Any], *, timeout: float | None = DEFAULT_TIMEOUT
+    ) -> t.ElicitResult: ...
+
     async def elicit(
         self,
         message: str,
-        schema: Mapping[str, Any] | type,
+        schema: Mapping[str, Any] | type[T],
         *,
         timeout: float | None = DEFAULT_TIMEOUT,
-    ) -> t.ElicitResult:
-        """Ask the user to fill a flat form (`schema`: a JSON Schema object of primitive
-        properties, or a msgspec Struct class) and return the answer: `action` is
-        "accept" (with `content`), "decline" or "cancel". Raises McpError when the client
-        cannot elicit; `timeout` (legacy sessions) raises TimeoutError."""
-        return await self._ask(_form_request(message, schema), t.ElicitResult, timeout)
+    ) -> t.ElicitResult | Elicited[T]:
+        """Ask the user to fill a flat form and return the answer: `action` is "accept"
+        (with `content`), "decline" or "cancel". `schema` is a JSON Schema object of
+        primitive properties (the answer is the ElicitResult), or a type (msgspec Struct,
+        dataclass, TypedDict, pydantic model): then the answer is an `Elicited` whose
+        `data` is the content validated as that type. Raises McpError when the client
+        cannot elicit or its answer does not fit; `timeout` (legacy sessions) raises
+        TimeoutError."""
+        answer = await self._ask(_form_request(message, schema), t.ElicitResult, timeout)
+        return validated(answer, schema) if isinstance(schema, type) else answer
 
     async def elicit_url(
         self, message: str, url: str, *, timeout: float | None = DEFAULT_TIMEOUT
@@ -343,13 +391,17 @@ class Context:
         self._call.log(level, data, logger)
 
     def debug(self, data: Any, logger: str | None = None) -> None:
+        """Send a log message at level debug to the client (if it asked for that level)."""
         self._call.log("debug", data, logger)
 
     def info(self, data: Any, logger: str | None = None) -> None:
+        """Send a log message at level info to the client (if it asked for that level)."""
         self._call.log("info", data, logger)
 
     def warning(self, data: Any, logger: str | None = None) -> None:
+        """Send a log message at level warning to the client."""
         self._call.log("warning", data, logger)
 
     def error(self, data: Any, logger: str | None = None) -> None:
+        """Send a log message at level error to the client."""
         self._call.log("error", data, logger)

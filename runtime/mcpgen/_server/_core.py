@@ -12,7 +12,8 @@ bus once and hands each event to its listen streams and legacy sessions.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+import functools
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Literal, Protocol, TypeVar
 
 import msgspec
@@ -29,7 +30,7 @@ from mcpgen._protocol import (
 )
 from mcpgen._server._bridge import Loop
 from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, Listener
-from mcpgen._server._call import Call
+from mcpgen._server._call import Call, Channel, Pending
 from mcpgen._server._defs import CompletionDef, PromptDef, ResourceDef, TemplateDef, ToolDef
 from mcpgen._server._state import Sealer
 from mcpgen._server._task_runner import TaskRunner
@@ -83,6 +84,20 @@ class LegacySession(Protocol):
 T = TypeVar("T")
 
 
+class Chains(Protocol):
+    """The middleware chains a core serves through (`_middleware.Chains`): the method
+    table with each handler in its chain, a task's work, client notifications."""
+
+    @property
+    def methods(self) -> Mapping[str, Any]: ...
+
+    def task_step(
+        self, core: ServerCore, call: Call, work: Callable[[], Awaitable[Any]], /
+    ) -> Awaitable[Any]: ...
+
+    def notification(self, receiver: Any, frame: Any, channel: Channel, /) -> Pending: ...
+
+
 class SyncRunner(Protocol):
     """Runs a sync handler away from the event loop (the I/O layer injects one: a
     bounded pool of worker threads). `fn` takes no arguments; `call` is the request
@@ -111,12 +126,16 @@ class ServerCore:
         task_store: TaskStore | None = None,
         task_ttl_ms: int | None = 3_600_000,
         task_poll_ms: int = 1000,
+        max_tasks_per_client: int | None = None,
         loop: Callable[[], Loop] | None = None,
         run_sync: SyncRunner | None = None,
+        read: Callable[[ServerCore, Call, str], Any] | None = None,
     ) -> None:
         self.info = info
         # None: sync handlers run inline, on the caller's thread.
         self.run_sync = run_sync
+        # `resources/read` for a handler (`_methods.read_own`; passed in: no import cycle).
+        self._read = read
         # What the server's lifespan yielded (`ctx.lifespan`), once it has been entered.
         self.lifespan: Any = None
         self.instructions = instructions
@@ -128,6 +147,9 @@ class ServerCore:
         self.extensions = extensions
         self.server_meta: dict[str, Any] = {META_SERVER_INFO: msgspec.to_builtins(info)}
         self.listeners: dict[int, Listener] = {}
+        # Why updates of a URI cannot be delivered (a subscription to it is refused), or
+        # None; None here: every URI may be subscribed to (the app notifies what it wants).
+        self.undeliverable: Callable[[str], str | None] | None = None
         self.legacy_sessions: set[LegacySession] = set()
         self.bus: Bus = bus if bus is not None else InMemoryBus()
         self.registry = registry
@@ -139,12 +161,32 @@ class ServerCore:
             mask_errors=mask_errors,
             ttl_ms=task_ttl_ms,
             poll_ms=task_poll_ms,
+            max_running=max_tasks_per_client,
         )
+        # The methods served (name -> `_methods.MethodSpec`): the plain table, or (`use`)
+        # each in its middleware chain.
+        self.methods: Mapping[str, Any] = {}  # set by `use` before serving
+        self.chains: Chains | None = None
         self._unsubscribe = self.bus.subscribe(self.deliver)
         self._pages: dict[tuple[str, str, int, frozenset[str] | None], bytes] = {}
         self._discover: bytes | None = None
         self._caps: dict[str, Any] | None = None
         self._features: dict[str, bool] = {}
+        # Whether any feature needs a scope (else authorization judges nothing).
+        self.scoped = scoped(registry)
+
+    def use(self, methods: Mapping[str, Any], chains: Chains | None) -> None:
+        """Serve `methods` (the plain table of `_methods`, or a table of middleware
+        chains: then `chains`, None without middleware) from now on."""
+        self.methods, self.chains = methods, chains
+        self.tasks.step = None if chains is None else functools.partial(chains.task_step, self)
+
+    def read_own(self, call: Call, uri: str) -> Any:
+        """`resources/read` of one of this server's resources for a handler serving
+        `call` (`ctx.read_resource`): a result, or a coroutine resolving to one."""
+        if self._read is None:
+            raise McpError(t.INTERNAL_ERROR, "this server core was built without a reader")
+        return self._read(self, call, uri)
 
     # -- registry snapshots ---------------------------------------------------------------
     def swap(self, registry: Registry, changed: Iterable[str]) -> None:
@@ -153,6 +195,7 @@ class ServerCore:
         self._discover = None
         self._caps = None
         self._features = {}
+        self.scoped = scoped(registry)
         for kind in changed:
             if kind:
                 self.bus.publish(ChangeEvent(kind))
@@ -219,6 +262,32 @@ class ServerCore:
             result.cache_scope = hint.scope
         return result
 
+    def legacy_call_result(self, tool_name: str, result: Any) -> Any:
+        """A legacy session's result of a tool whose output schema is no object schema:
+        its structured value wrapped as `{"result": ...}`, as its listed schema is
+        (`mcpgen._wrap`), whatever the value's own shape."""
+        tool = self.registry.tools.get(tool_name)
+        if tool is None or not isinstance(result, t.CallToolResult):
+            return result
+        schema = tool.definition.output_schema
+        if result.structured_content is UNSET or not isinstance(schema, dict):
+            return result
+        if schema.get("type") == "object":
+            return result
+        wrapped = {"result": result.structured_content}
+        return msgspec.structs.replace(result, structured_content=wrapped)
+
+    def check_subscription(self, uris: Iterable[str]) -> None:
+        """Refuse (McpError, invalid params) a subscription to a URI whose updates this
+        server cannot deliver (see `undeliverable`)."""
+        check = self.undeliverable
+        if check is None:
+            return
+        for uri in uris:
+            reason = check(uri)
+            if reason is not None:
+                raise McpError(t.INVALID_PARAMS, reason, {"uri": uri})
+
     def encode_result(self, method: str, version: str, era: str, result: Any) -> Any:
         """The result as the era writes it: stamped (modern) or downgraded (legacy)."""
         if era == "modern":
@@ -251,17 +320,31 @@ class ServerCore:
     ) -> msgspec.Raw:
         """One page of a list, encoded once per (method, revision, offset, the scopes
         a caller lacks when its list leaves features out)."""
-        offset = 0 if cursor is None else self.sealer.open_cursor(method, cursor)
-        if offset > len(items):
-            raise McpError(INVALID_PARAMS, "invalid cursor")
+        offset = self.offset(method, cursor, items)
         key = (method, version, offset, variant)
         cached = self._pages.get(key)
         if cached is None:
-            end = offset + self.page_size
-            next_cursor = self.sealer.cursor(method, end) if end < len(items) else None
-            result = build(items[offset:end], next_cursor)
+            result = self.page_result(method, offset, items, build)
             cached = self._pages[key] = _encode(self.encode_result(method, version, era, result))
         return msgspec.Raw(cached)
+
+    def offset(self, method: str, cursor: str | None, items: list[Any]) -> int:
+        offset = 0 if cursor is None else self.sealer.open_cursor(method, cursor)
+        if offset > len(items):
+            raise McpError(INVALID_PARAMS, "invalid cursor")
+        return offset
+
+    def page_result(
+        self,
+        method: str,
+        offset: int,
+        items: list[Any],
+        build: Callable[[list[Any], str | None], Any],
+    ) -> Any:
+        """The page at `offset` as a result struct (not encoded: middleware sees it)."""
+        end = offset + self.page_size
+        next_cursor = self.sealer.cursor(method, end) if end < len(items) else None
+        return build(items[offset:end], next_cursor)
 
     # -- bus fan-out -------------------------------------------------------------------------
     def deliver(self, event: BusEvent) -> None:
@@ -304,6 +387,16 @@ class ServerCore:
     def stamp_listen(self, result: t.SubscriptionsListenResult) -> t.SubscriptionsListenResult:
         result.meta = {**result.meta, **self.server_meta}
         return result
+
+
+def scoped(r: Registry) -> bool:
+    """Whether any feature of the registry `r` needs a scope."""
+    return (
+        any(x.scopes for x in r.tools.values())
+        or any(x.scopes for x in r.prompts.values())
+        or any(x.scopes for x in r.resources.values())
+        or any(x.scopes for x in r.templates)
+    )
 
 
 _LIST_CHANGED: dict[

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, TypedDict, Unpack
 
 import msgspec
 from msgspec import UNSET
 
 from mcpgen._errors import ConfigurationError
-from mcpgen._server._apps import app_tool_meta
+from mcpgen._server._apps import APP_MIME_TYPE, AppSource, app_reader, app_tool_meta
 from mcpgen._server._arguments import (
     EMPTY,
     Binder,
@@ -29,12 +29,14 @@ from mcpgen._server._arguments import (
 from mcpgen._server._templates import UriTemplate
 from mcpgen._server._visible import scope_set
 from mcpgen_types import latest as t
-from mcpgen_types.ext_apps import McpUiToolMeta
+from mcpgen_types.ext_apps import McpUiResourceMeta, McpUiToolMeta
 
 __all__ = [
+    "app_resource",
     "CompletionDef",
     "Header",
     "PromptDef",
+    "TOOL_NAME",
     "PromptOptions",
     "ResourceDef",
     "ResourceOptions",
@@ -50,7 +52,7 @@ __all__ = [
     "build_tool",
 ]
 
-_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
 TaskSupport = Literal["optional", "required"]
 """How a tool may run as a task: `optional` (as a task when the client asks) or
@@ -70,6 +72,7 @@ class _Options(TypedDict, total=False):
     icons: list[t.Icon] | None
     meta: dict[str, Any] | None  # the definition's `_meta`
     scopes: Sequence[str] | None  # OAuth scopes a caller needs (HTTP with `auth=`)
+    tags: Sequence[str] | None  # labels for policies (`mcpgen.middleware.Visibility`)
     # A sync handler runs in the server's worker threads (default True); False runs it
     # on the event loop's thread, as an async handler's code does. Ignored for async ones.
     threaded: bool
@@ -106,6 +109,7 @@ class ToolOptions(_Options, total=False):
     output_schema: dict[str, Any] | None
     task: TaskSupport | None
     detach: bool
+    timeout: float | None  # seconds (`mcpgen.middleware.Timeouts` enforces it)
     # MCP Apps: the `ui://` resource the host renders with this tool's results, or the
     # whole link (`McpUiToolMeta(resource_uri=..., visibility=["app"])` for app-only)
     app: str | McpUiToolMeta | None
@@ -115,6 +119,12 @@ def _check(options: Mapping[str, object], allowed: frozenset[str], what: str) ->
     unknown = options.keys() - allowed
     if unknown:
         raise TypeError(f"{what}: unexpected keyword argument(s) {', '.join(sorted(unknown))}")
+
+
+def _timeout(value: float | None) -> float | None:
+    if value is not None and not value > 0:
+        raise ConfigurationError(f"timeout= takes a positive number of seconds, not {value!r}")
+    return value
 
 
 def _opt(value: Any) -> Any:
@@ -133,7 +143,9 @@ class ToolDef(msgspec.Struct, frozen=True):
     task: TaskSupport | None = None  # may run as a task (Tasks extension)
     detach: bool = False  # runs in the request until `await ctx.detach()`
     scopes: frozenset[str] = msgspec.field(default_factory=frozenset)
+    tags: frozenset[str] = msgspec.field(default_factory=frozenset)
     threaded: bool = True  # a sync handler runs in a worker thread
+    timeout: float | None = None  # seconds, for the Timeouts middleware
 
 
 class ResourceDef(msgspec.Struct, frozen=True):
@@ -144,6 +156,7 @@ class ResourceDef(msgspec.Struct, frozen=True):
     context_param: str | None
     static: str | bytes | None = None  # the content when registered without a reader
     scopes: frozenset[str] = msgspec.field(default_factory=frozenset)
+    tags: frozenset[str] = msgspec.field(default_factory=frozenset)
     threaded: bool = True
 
 
@@ -154,6 +167,7 @@ class TemplateDef(msgspec.Struct, frozen=True):
     is_async: bool
     context_param: str | None
     scopes: frozenset[str] = msgspec.field(default_factory=frozenset)
+    tags: frozenset[str] = msgspec.field(default_factory=frozenset)
     threaded: bool = True
 
 
@@ -167,6 +181,7 @@ class PromptDef(msgspec.Struct, frozen=True):
     accepted: frozenset[str] = msgspec.field(default_factory=frozenset)
     scopes: frozenset[str] = msgspec.field(default_factory=frozenset)
     threaded: bool = True
+    tags: frozenset[str] = msgspec.field(default_factory=frozenset)
 
 
 class CompletionDef(msgspec.Struct, frozen=True):
@@ -182,7 +197,7 @@ def build_tool(
     _check(options, ToolOptions.__optional_keys__, "tool()")
     tool_name = options.get("name") or fn.__name__
     task, detach = options.get("task"), options.get("detach", False)
-    if not _TOOL_NAME.match(tool_name):
+    if not TOOL_NAME.match(tool_name):
         raise ConfigurationError(f"tool name {tool_name!r}: use 1-128 of A-Z a-z 0-9 _ - .")
     if task not in (None, "optional", "required"):
         raise ConfigurationError(f"tool {tool_name!r}: task must be 'optional' or 'required'")
@@ -231,6 +246,8 @@ def build_tool(
         detach=detach,
         scopes=scope_set(options.get("scopes")),
         threaded=options.get("threaded", True),
+        tags=scope_set(options.get("tags")),
+        timeout=_timeout(options.get("timeout")),
     )
 
 
@@ -277,6 +294,7 @@ def build_resource(
         static,
         scopes,
         threaded=options.get("threaded", True),
+        tags=scope_set(options.get("tags")),
     )
 
 
@@ -316,6 +334,7 @@ def build_template(
         ctx,
         scopes,
         threaded=options.get("threaded", True),
+        tags=scope_set(options.get("tags")),
     )
 
 
@@ -352,8 +371,24 @@ def build_prompt(
         frozenset(p.name for p in params),
         scope_set(options.get("scopes")),
         options.get("threaded", True),
+        scope_set(options.get("tags")),
     )
 
 
 def build_completion(fn: Callable[..., Any], *, threaded: bool = True) -> CompletionDef:
     return CompletionDef(fn, inspect.iscoroutinefunction(fn), threaded)
+
+
+def app_resource(
+    uri: str, source: AppSource, ui: McpUiResourceMeta | None, options: ResourceOptions
+) -> tuple[Callable[[], Awaitable[t.TextResourceContents]], ResourceOptions]:
+    """The read function and the resource options of `Server.add_app_resource`: the MCP
+    App MIME type, `_meta.ui` beside the caller's own `_meta`, a name from the URI."""
+    listed = dict(options.get("meta") or {})
+    if ui is not None:
+        listed["ui"] = msgspec.to_builtins(ui)
+    resource = ResourceOptions(**options)
+    resource.setdefault("name", uri.removeprefix("ui://"))
+    resource["mime_type"] = APP_MIME_TYPE
+    resource["meta"] = listed or None
+    return app_reader(uri, source, ui), resource

@@ -41,6 +41,7 @@ def with_context(core: ServerCore, call: Call) -> Context:
     """The handler's `Context`; the call carries the server's lifespan value with it
     (also into a task, which copies it)."""
     call.lifespan = core.lifespan
+    call.core = core
     return Context(call)
 
 

@@ -34,7 +34,14 @@ from mcpgen_types import latest as t
 if TYPE_CHECKING:
     from mcpgen._server._core import ServerCore
 
-__all__ = ["METHODS", "MethodSpec", "check_headers", "initialize_result"]
+__all__ = [
+    "METHODS",
+    "TYPED_LISTS",
+    "MethodSpec",
+    "check_headers",
+    "initialize_result",
+    "read_own",
+]
 
 Handler = Callable[["ServerCore", SessionView, Call, Any], Any]
 
@@ -83,26 +90,37 @@ def discover(core: ServerCore, session: SessionView, call: Call, params: Any) ->
     return msgspec.Raw(core.discover())
 
 
-def _lister(method: str, field: str, select: Callable[[Any], Any]) -> Handler:
+def _lister(method: str, field: str, select: Callable[[Any], Any], typed: bool = False) -> Handler:
     """A paginated list method: the registry entries' definitions, one cached page at a
-    time, in the result type the generated table names for `method`."""
+    time, in the result type the generated table names for `method`. `typed`: the page
+    as a result struct, not encoded (what a middleware chain sees and may change)."""
     result_type = t.METHODS[method].result
+
+    def build(page: list[Any], nxt: str | None) -> Any:
+        return result_type(**{field: page}, next_cursor=nxt or UNSET, **_HINT)
 
     def handler(core: ServerCore, session: SessionView, call: Call, params: Any) -> Any:
         items, lacking = visible(select(core.registry), call, core.registry.hide_unauthorized)
-
-        def build(page: list[Any], nxt: str | None) -> Any:
-            return result_type(**{field: page}, next_cursor=nxt or UNSET, **_HINT)
-
+        if typed:
+            return core.page_result(
+                method, core.offset(method, _cursor(params), items), items, build
+            )
         return core.page(method, call.version, call.era, _cursor(params), items, build, lacking)
 
     return handler
 
 
-list_tools = _lister("tools/list", "tools", lambda r: r.tools.values())
-list_prompts = _lister("prompts/list", "prompts", lambda r: r.prompts.values())
-list_resources = _lister("resources/list", "resources", lambda r: r.resources.values())
-list_templates = _lister("resources/templates/list", "resource_templates", lambda r: r.templates)
+_LISTS: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "tools/list": ("tools", lambda r: r.tools.values()),
+    "prompts/list": ("prompts", lambda r: r.prompts.values()),
+    "resources/list": ("resources", lambda r: r.resources.values()),
+    "resources/templates/list": ("resource_templates", lambda r: r.templates),
+}
+list_tools, list_prompts, list_resources, list_templates = (
+    _lister(method, *how) for method, how in _LISTS.items()
+)
+# The same lists as result structs, for a server with middleware.
+TYPED_LISTS: dict[str, Handler] = {m: _lister(m, *how, typed=True) for m, how in _LISTS.items()}
 
 
 # -- tools -----------------------------------------------------------------------------------
@@ -127,7 +145,7 @@ def call_tool(
         except ArgumentsError as exc:
             return tool_error(f"Invalid arguments for tool {tool.name!r}: {exc}")
     if tool.task is not None:
-        call.lifespan = core.lifespan  # the task's handler sees it too
+        call.lifespan, call.core = core.lifespan, core  # the task's handler sees them too
         answer = core.tasks.dispatch(call, tool, kwargs)
         if answer is not None:
             return answer
@@ -164,6 +182,11 @@ def read_resource(
             done = functools.partial(_read_result, uri, template.definition.mime_type)
             return invoke(core, template, dict(found), call, done)
     raise _resource_not_found(call, uri)
+
+
+def read_own(core: ServerCore, call: Call, uri: str) -> Any:
+    """`resources/read` of `uri` for a handler serving `call` (`ctx.read_resource`)."""
+    return read_resource(core, None, call, t.ReadResourceRequestParams(meta={}, uri=uri))  # type: ignore[arg-type]
 
 
 def _read_result(uri: str, mime: Any, value: Any) -> Any:
@@ -275,6 +298,7 @@ def set_level(core: ServerCore, session: SessionView, call: Call, params: Any) -
 
 
 def subscribe(core: ServerCore, session: SessionView, call: Call, params: Any) -> Any:
+    core.check_subscription((params.uri,))
     _legacy(session, call).subscriptions.add(params.uri)
     return t.Result()
 

@@ -24,6 +24,7 @@ from mcpgen import _jsonrpc as rpc
 from mcpgen import _protocol as proto
 from mcpgen._errors import McpError
 from mcpgen._server._apps import declared_extensions
+from mcpgen._server._authorize import refusal
 from mcpgen._server._awaits import InputPending
 from mcpgen._server._batch import receive_batch
 from mcpgen._server._bridge import LegacyBridge
@@ -40,7 +41,8 @@ from mcpgen._server._call import (
 from mcpgen._server._context import InputRequired
 from mcpgen._server._core import ServerCore
 from mcpgen._server._legacy import LegacyState, client_methods
-from mcpgen._server._methods import METHODS, MethodSpec, check_headers, initialize_result
+from mcpgen._server._masking import UNAVAILABLE, report
+from mcpgen._server._methods import MethodSpec, check_headers, initialize_result
 from mcpgen._server._mrtr import awaited_round, input_required, open_retry
 from mcpgen.stores import SessionState, StoreUnavailableError
 from mcpgen_types.latest import INTERNAL_ERROR
@@ -110,41 +112,13 @@ class Session:
     def receive(self, line: bytes | str, channel: Channel) -> Outcome:
         """What becomes of one frame; never raises (see the module docstring)."""
         try:
-            if isinstance(line, str):
-                line = line.encode()
-            try:
-                frame = rpc.decode_frame(line)
-            except msgspec.ValidationError:
-                if rpc.is_batch(line):
-                    return receive_batch(line, self.legacy_version, self.receive, channel)
-                return rpc.error_frame(
-                    UNSET,
-                    rpc.INVALID_REQUEST,
-                    "a JSON-RPC message is an object",
-                    status=proto.STATUS_BAD_REQUEST,
-                )
-            except msgspec.DecodeError as exc:
-                return rpc.error_frame(
-                    UNSET, rpc.PARSE_ERROR, f"parse error: {exc}", status=proto.STATUS_BAD_REQUEST
-                )
-            kind = rpc.classify(frame)
-            if kind == rpc.REQUEST:
-                return self._request(frame, channel)
-            if kind == rpc.NOTIFICATION:
-                self._notification(frame)
-                return None
-            if kind in (rpc.RESPONSE, rpc.ERROR):
-                if self.bridge is not None:
-                    self.bridge.answer(frame, kind, channel)
-                return None
-            if frame.id is UNSET and frame.method is not UNSET:
-                return None  # a malformed notification: nobody waits for an answer
-            return rpc.error_frame(
-                rpc.readable_id(frame),
-                rpc.INVALID_REQUEST,
-                _invalid_reason(frame),
-                status=proto.STATUS_BAD_REQUEST,
-            )
+            got = self.take(line.encode() if isinstance(line, str) else line, channel)
+            if not isinstance(got, Call):
+                return got
+            # Judged on the params the handler gets: one decode, one view (`_authorize`).
+            if got.auth is not None and self.core.scoped and (refused := refusal(self.core, got)):
+                return refused
+            return self._dispatch(got.spec, got, got.params)
         except RecursionError:  # params or batch members nested deeper than decoders go
             return rpc.error_frame(
                 UNSET, rpc.PARSE_ERROR, "parse error: nested too deeply", status=_BAD
@@ -152,6 +126,40 @@ class Session:
         except Exception:  # a bug in the core must not end the connection
             log.exception("unexpected error handling a message")
             return INTERNAL
+
+    def run(self, call: Call) -> Outcome:
+        """Dispatch a request `take` decoded (and authorization let through)."""
+        return self._dispatch(call.spec, call, call.params)
+
+    def take(self, line: bytes, channel: Channel) -> Outcome | Call:
+        """A frame's outcome, or the request it holds, decoded and ready to be judged."""
+        try:
+            frame = rpc.decode_frame(line)
+        except msgspec.ValidationError:
+            if rpc.is_batch(line):
+                return receive_batch(line, self, channel)
+            return rpc.error_frame(
+                UNSET, rpc.INVALID_REQUEST, "a JSON-RPC message is an object", status=_BAD
+            )
+        except msgspec.DecodeError as exc:
+            return rpc.error_frame(UNSET, rpc.PARSE_ERROR, f"parse error: {exc}", status=_BAD)
+        kind = rpc.classify(frame)
+        if kind == rpc.REQUEST:
+            return self._request(frame, channel)
+        if kind == rpc.NOTIFICATION:
+            if self.core.chains is not None:  # through the middleware's notification hooks
+                return self.core.chains.notification(self, frame, channel)
+            self._notification(frame)
+            return None
+        if kind in (rpc.RESPONSE, rpc.ERROR):
+            if self.bridge is not None:
+                self.bridge.answer(frame, kind, channel)
+            return None
+        if frame.id is UNSET and frame.method is not UNSET:
+            return None  # a malformed notification: nobody waits for an answer
+        return rpc.error_frame(
+            rpc.readable_id(frame), rpc.INVALID_REQUEST, _invalid_reason(frame), status=_BAD
+        )
 
     def close(self) -> None:
         """The connection ended: cancel work, drop listeners and legacy state."""
@@ -166,9 +174,9 @@ class Session:
         self.core.legacy_sessions.discard(self)
 
     # -- requests ----------------------------------------------------------------------------
-    def _request(self, frame: rpc.Frame, channel: Channel) -> Outcome:
+    def _request(self, frame: rpc.Frame, channel: Channel) -> Outcome | Call:
         method: str = frame.method
-        spec = METHODS.get(method)
+        spec = self.core.methods.get(method)
         raw = frame.params
         params: Any = None
         # A modern request is decoded once, straight to its params type. In a legacy
@@ -211,7 +219,7 @@ class Session:
         params: Any,
         meta: dict[str, Any],
         channel: Channel,
-    ) -> Outcome:
+    ) -> Outcome | Call:
         method, rid = frame.method, frame.id
         try:
             version, caps, level = proto.validate_meta(meta, channel.headers, method)
@@ -243,11 +251,12 @@ class Session:
             channel,
             None if level is None else proto.LOG_LEVELS[level],
         )
-        return self._dispatch(spec, call, params)
+        call.spec, call.params = spec, params
+        return call
 
     def _legacy(
         self, frame: rpc.Frame, spec: MethodSpec | None, raw: Any, channel: Channel
-    ) -> Outcome:
+    ) -> Outcome | Call:
         method, rid = frame.method, frame.id
         legacy = self.legacy
         version = legacy.version if legacy is not None else proto.LEGACY[-1]
@@ -269,7 +278,8 @@ class Session:
         assert legacy is not None
         call = Call(rid, method, "legacy", version, meta, legacy.caps, channel, legacy.log_rank)
         call.info, call.asker = legacy.info, self.bridge
-        return self._dispatch(spec, call, params)
+        call.spec, call.params = spec, params
+        return call
 
     def _initialize(self, rid: RequestId, raw: Any) -> bytes:
         try:
@@ -344,6 +354,8 @@ class Session:
                 if type(result) is msgspec.Raw:
                     payload = result
                 else:
+                    if call.era == "legacy" and call.method == "tools/call":
+                        result = self.core.legacy_call_result(params.name, result)
                     payload = self.core.encode_result(call.method, call.version, call.era, result)
             return rpc.result_frame(call.request_id, payload)
         except McpError as exc:
@@ -357,14 +369,10 @@ class Session:
         return self.bridge.ask(call, out, lambda: self._dispatch(spec, call, params))
 
     def _internal(self, call: Call, exc: Exception) -> bytes:
-        log.error("%s failed", call.method, exc_info=exc)  # a handler's bug: for the operator
-        message = (
-            "internal error"
-            if self.core.mask_errors
-            else f"internal error: {type(exc).__name__}: {exc}"
-        )
-        status = 503 if isinstance(exc, StoreUnavailableError) else 200  # Redis is down
-        return rpc.error_frame(call.request_id, INTERNAL_ERROR, message, status=status)
+        said = report(call.method, exc, self.core.mask_errors)
+        if isinstance(exc, StoreUnavailableError):  # Redis is down: 503, say no more
+            return rpc.error_frame(call.request_id, INTERNAL_ERROR, UNAVAILABLE + said, status=503)
+        return rpc.error_frame(call.request_id, INTERNAL_ERROR, "internal error" + said)
 
     # -- notifications -----------------------------------------------------------------------
     def _notification(self, frame: rpc.Frame) -> None:
@@ -397,6 +405,8 @@ class Session:
 
     # -- legacy change notifications -----------------------------------------------------------
     def deliver(self, event: ChangeEvent, frame: bytes) -> None:
+        """Send a list-changed or resource-updated notification on this legacy session's
+        channel (a resource update only when the session subscribed to that URI)."""
         legacy, channel = self.legacy, self.channel
         if legacy is None or not legacy.initialized or channel is None:
             return
@@ -407,6 +417,7 @@ class Session:
         channel.notify(frame)
 
     def register_listen(self, listener: Listener) -> None:
+        """Register a listen stream opened by this session with the core."""
         key = id(listener)
         self.core.listeners[key] = listener
         self.listens[listener.request_id] = key

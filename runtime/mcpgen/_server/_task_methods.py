@@ -110,6 +110,7 @@ def _listen(
         else tuple(wanted.resource_subscriptions)
     )
     if uris:
+        core.check_subscription(uris)
         honoured.resource_subscriptions = list(uris)
     listener = Listener(
         call.request_id,

@@ -14,8 +14,9 @@ its owner, seeing the status change on the bus, stops the work.
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import msgspec
@@ -23,9 +24,10 @@ import msgspec
 from mcpgen._errors import ConfigurationError, McpError
 from mcpgen._server._awaits import InputPending
 from mcpgen._server._call import Call
-from mcpgen._server._content import failure, to_call_result, tool_outcome
+from mcpgen._server._content import failure, tool_outcome
 from mcpgen._server._context import Context, Drive, InputRequired, finish
 from mcpgen._server._defs import ToolDef
+from mcpgen._server._masking import report
 from mcpgen._server._mrtr import awaited_round, request_kinds
 from mcpgen._server._running import RunningTask
 from mcpgen._server._state import random_token
@@ -48,15 +50,17 @@ from mcpgen._server._tasks import (
     input_event,
     issue,
     task_call,
+    too_many,
     typed_answers,
     unknown,
 )
-from mcpgen.stores import TaskEvent, TaskState, TaskStore
+from mcpgen.stores import TaskEvent, TaskState, TaskStore, client_key
 from mcpgen_types import ext_tasks as x
 from mcpgen_types import latest as t
 
 __all__ = ["RunningTask", "TaskRunner"]
 
+Step = Callable[[Call, Callable[[], Awaitable[Any]]], Awaitable[Any]]
 _SWEEP_EVERY_MS = 1000  # between sweeps of this worker's running tasks for expiry
 
 
@@ -73,8 +77,10 @@ class TaskRunner:
         ttl_ms: int | None,
         poll_ms: int,
         clock: Callable[[], float] = time.time,
+        max_running: int | None = None,
     ) -> None:
         self.store = store
+        self.max_running = max_running  # per client (`client_key`); None: no bound
         self.spawn = spawn
         self.nowhere = Nowhere(spawn)
         self.publish = publish
@@ -84,6 +90,8 @@ class TaskRunner:
         self.clock = clock
         self.worker = random_token(9)  # written as each record's owner
         self.running: dict[str, RunningTask] = {}  # unfinished tasks of this worker
+        # One run of a task's work through the server's middleware (None: none).
+        self.step: Step | None = None
         self._swept = 0
 
     def now_ms(self) -> int:
@@ -98,11 +106,14 @@ class TaskRunner:
         or for a detachable handler whatever it answers before it detaches)."""
         if not as_task(call, tool):
             return None
+        client = client_key(call.principal, call.channel.peer)  # whom the task counts against
         if tool.detach:
-            return self._until_detached(call, tool, kwargs)
-        return self._begin(task_call(call, self.nowhere), tool, kwargs, None)
+            return self._until_detached(call, tool, kwargs, client)
+        return self._begin(task_call(call, self.nowhere), tool, kwargs, None, client)
 
-    async def _until_detached(self, call: Call, tool: ToolDef, kwargs: dict[str, Any]) -> Any:
+    async def _until_detached(
+        self, call: Call, tool: ToolDef, kwargs: dict[str, Any], client: str | None
+    ) -> Any:
         """Run the handler inside the request until it detaches (then answer with the
         task and let its runner resume the same coroutine) or returns (an ordinary
         answer, input-required rounds included)."""
@@ -123,7 +134,7 @@ class TaskRunner:
         # From here on nothing goes to the request's stream; the task has its status.
         call.channel, call.cancel_hook = self.nowhere, None
         call.progress_token = call.log_rank = None
-        return await self._begin(call, tool, kwargs, coro)
+        return await self._begin(call, tool, kwargs, coro, client)
 
     async def _begin(
         self,
@@ -131,6 +142,7 @@ class TaskRunner:
         tool: ToolDef,
         kwargs: dict[str, Any],
         resumed: Coroutine[Any, Any, Any] | None,
+        client: str | None,
     ) -> x.CreateTaskResult:
         if self.spawn is None:
             if resumed is not None:
@@ -148,11 +160,17 @@ class TaskRunner:
             poll_ms=self.poll_ms,
             owner=self.worker,
         )
+        # Stored before the CreateTaskResult exists: a tasks/get right after it resolves;
+        # refused when the client has as many tasks running as it may.
+        most = self.max_running
+        if not await self.store.create(msgspec.structs.replace(state), client=client, most=most):
+            if resumed is not None:
+                resumed.close()
+            assert most is not None  # (only a bound refuses)
+            raise too_many(most)
         live = RunningTask(self, state, call, tool, kwargs)
         call.task = live
         self.running[state.id] = live
-        # Stored before the CreateTaskResult exists: a tasks/get right after it resolves.
-        await self._save(live)
         self._start(live, resumed)
         return x.CreateTaskResult(status="working", **fields(state))
 
@@ -162,7 +180,43 @@ class TaskRunner:
         live.handle = self.spawn(self._run(live, resumed))
 
     async def _run(self, live: RunningTask, resumed: Coroutine[Any, Any, Any] | None) -> None:
-        """One run of the handler: to its outcome, or to its next input round."""
+        """One run of the handler: to its outcome, or to its next input round (through
+        the middleware chain, as a step of its own, when the server has one)."""
+        try:
+            if self.step is None:
+                value = await self._work(live, resumed)
+            else:
+                value = await self.step(live.call, functools.partial(self._work, live, resumed))
+        except McpError as exc:
+            await self._settle(live, FAILED, error=exc)
+            return
+        except Exception as exc:  # from a middleware: our internal error
+            await self._settle(live, FAILED, error=self._internal(live, exc))
+            return
+        except BaseException:
+            await self._settle(live, CANCELLED)
+            raise
+        finally:
+            live.handle = None
+        try:
+            if isinstance(value, InputRequired):
+                await self._ask(live, value)
+            else:
+                await self._settle(live, COMPLETED, result=value)
+        except McpError as exc:
+            await self._settle(live, FAILED, error=exc)
+        except Exception as exc:  # the value cannot become a result: our internal error
+            await self._settle(live, FAILED, error=self._internal(live, exc))
+
+    def _internal(self, live: RunningTask, exc: Exception) -> McpError:
+        said = report(f"task {live.state.id}", exc, self.mask_errors)  # logged, referenced
+        return McpError(t.INTERNAL_ERROR, "internal error" + said)
+
+    async def _work(
+        self, live: RunningTask, resumed: Coroutine[Any, Any, Any] | None
+    ) -> t.CallToolResult | InputRequired:
+        """The handler's outcome: its result (a failure is an error result), or the
+        input round it asked for."""
         tool = live.tool
         try:
             if resumed is not None:
@@ -174,30 +228,13 @@ class TaskRunner:
                 value = tool.fn(**kwargs)
                 if tool.is_async:
                     value = await value
-        except McpError as exc:
-            await self._settle(live, FAILED, error=exc)
-            return
-        except Exception as exc:  # a tool failure is a completed call with isError
-            await self._settle(live, COMPLETED, result=failure(tool.name, exc, self.mask_errors))
-            return
-        except InputPending as pending:  # an unanswered await: input_required, as below
-            value = awaited_round(pending)
-        except BaseException:
-            await self._settle(live, CANCELLED)
+        except McpError:
             raise
-        finally:
-            live.handle = None
-        try:
-            if isinstance(value, InputRequired):
-                await self._ask(live, value)
-            else:
-                await self._settle(live, COMPLETED, result=to_call_result(value, tool.definition))
-        except McpError as exc:
-            await self._settle(live, FAILED, error=exc)
-        except Exception as exc:  # the value cannot become a result: our internal error
-            detail = "" if self.mask_errors else f": {type(exc).__name__}: {exc}"
-            error = McpError(t.INTERNAL_ERROR, "internal error" + detail)
-            await self._settle(live, FAILED, error=error)
+        except Exception as exc:  # a tool failure is a completed call with isError
+            return failure(tool.name, exc, self.mask_errors)
+        except InputPending as pending:  # an unanswered await: input_required, as below
+            return awaited_round(pending)
+        return tool_outcome(value, tool.definition)
 
     async def _ask(self, live: RunningTask, out: InputRequired) -> None:
         """The handler needs input: the task waits in input_required with the requests

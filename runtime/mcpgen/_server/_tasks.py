@@ -125,6 +125,20 @@ def unknown(task_id: str) -> McpError:
     return McpError(proto.INVALID_PARAMS, f"unknown or expired task: {task_id!r}")
 
 
+# A JSON-RPC code of the range JSON-RPC 2.0 leaves to servers (-32000 to -32099), apart
+# from those MCP revisions use; 29 as in HTTP 429.
+TOO_MANY_TASKS = -32029
+
+
+def too_many(most: int) -> McpError:
+    """A client already runs `most` tasks: it must wait for one to end (or cancel one)."""
+    return McpError(
+        TOO_MANY_TASKS,
+        f"too many tasks running: at most {most} per client; wait for one to end or cancel one",
+        {"maxRunningTasks": most},
+    )
+
+
 def _iso(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
 
@@ -256,4 +270,6 @@ def task_call(call: Call, channel: Nowhere) -> Call:
     task_call.input_responses = call.input_responses
     task_call.state = call.state
     task_call.lifespan = call.lifespan
+    task_call.origin, task_call.core = call.origin, call.core
+    task_call.params = call.params
     return task_call

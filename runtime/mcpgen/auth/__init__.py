@@ -2,7 +2,8 @@
 
 Server side (a protected resource, RFC 9728): `AuthSettings` given to
 `server.asgi_app(auth=...)`, a `TokenVerifier` (`JWTVerifier`, `IntrospectionVerifier`,
-`StaticTokenVerifier`, or your own) and the `AccessToken` handlers see as `ctx.auth`.
+`StaticTokenVerifier`, or your own), `DPoP` for tokens bound to a client's key
+(RFC 9449) and the `AccessToken` handlers see as `ctx.auth`.
 
 Client side: `OAuth` (authorization code + PKCE for a user) and `ClientCredentials`
 (a machine client) are `httpx.Auth` flows for `Client.http(url, auth=...)`; grants are
@@ -21,11 +22,13 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from mcpgen.auth._backoff import VerifierUnavailableError
     from mcpgen.auth._client import OAuth
     from mcpgen.auth._client_base import OAuthBase, Revocation
     from mcpgen.auth._client_credentials import ClientCredentials
     from mcpgen.auth._client_redirect import HeadlessRedirect, LoopbackRedirect, RedirectHandler
     from mcpgen.auth._discovery import AuthorizationError
+    from mcpgen.auth._dpop import DPoP
     from mcpgen.auth._introspection import IntrospectionVerifier
     from mcpgen.auth._jwt import JWTVerifier
     from mcpgen.auth._metadata import AuthSettings
@@ -36,11 +39,13 @@ if TYPE_CHECKING:
 _SERVER = {
     "AccessToken": "_tokens",
     "AuthSettings": "_metadata",
+    "DPoP": "_dpop",
     "IntrospectionVerifier": "_introspection",
     "JWTVerifier": "_jwt",
     "StaticTokenVerifier": "_tokens",
     "TokenCache": "_tokens",
     "TokenVerifier": "_tokens",
+    "VerifierUnavailableError": "_backoff",
 }
 _CLIENT = {
     "AuthorizationError": "_discovery",
@@ -63,6 +68,7 @@ __all__ = [
     "AuthSettings",
     "AuthorizationError",
     "ClientCredentials",
+    "DPoP",
     "FileTokenStorage",
     "Grant",
     "HeadlessRedirect",
@@ -78,6 +84,7 @@ __all__ = [
     "TokenCache",
     "TokenStorage",
     "TokenVerifier",
+    "VerifierUnavailableError",
 ]
 
 

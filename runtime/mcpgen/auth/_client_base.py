@@ -143,6 +143,8 @@ class OAuthBase(httpx.Auth):
             response = yield request
         if sent is not None:
             self.failures = 0
+        if self.dpop_key is not None:  # a server may hand out its next nonce with any answer
+            self.dpop_key.remember_nonce(url, response.headers.get("dpop-nonce"))
 
     def _authorize(self, request: httpx.Request, grant: Grant | None) -> str | None:
         if grant is None or grant.access_token is None:

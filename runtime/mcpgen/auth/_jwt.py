@@ -14,15 +14,12 @@ refusal comes with a short description (`check`) for the 401's `error_descriptio
 
 from __future__ import annotations
 
-import base64
-import binascii
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import httpx
-import msgspec
 from joserfc import jwt
 from joserfc.errors import (
     ExpiredTokenError,
@@ -34,9 +31,10 @@ from joserfc.errors import (
 from joserfc.jwk import Key, KeySet, OctKey, import_key
 
 from mcpgen._errors import ConfigurationError
+from mcpgen.auth._jose import compact_header
 from mcpgen.auth._jwks import JwksCache, KeysUnavailableError
 from mcpgen.auth._remote import HttpVerifier
-from mcpgen.auth._tokens import MAX_TOKEN_BYTES, AccessToken, audience_of, scopes_of
+from mcpgen.auth._tokens import MAX_TOKEN_BYTES, AccessToken, audience_of, scopes_of, usable_time
 
 __all__ = ["ASYMMETRIC_ALGORITHMS", "JWTVerifier"]
 
@@ -46,18 +44,6 @@ ASYMMETRIC_ALGORITHMS = (
     "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA",
 )  # fmt: skip
 _HMAC = ("HS256", "HS384", "HS512")
-_decode_json = msgspec.json.Decoder(dict[str, Any]).decode
-
-
-def _header(token: str) -> dict[str, Any] | None:
-    """The JOSE header of a compact JWS, or None when it is not one."""
-    if token.count(".") != 2:
-        return None
-    head = token.split(".", 1)[0]
-    try:
-        return _decode_json(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
-    except (binascii.Error, ValueError, msgspec.DecodeError):
-        return None
 
 
 class JWTVerifier(HttpVerifier):
@@ -138,7 +124,7 @@ class JWTVerifier(HttpVerifier):
         """The token, or why it is refused."""
         if len(token) > MAX_TOKEN_BYTES:
             return "the token is too large"
-        header = _header(token)
+        header = compact_header(token)
         if header is None:
             return "the token is not a signed JWT"
         alg = header.get("alg")
@@ -179,6 +165,11 @@ class JWTVerifier(HttpVerifier):
         return "the token's signing key is unknown" if found is None else found
 
     def _claims(self, claims: dict[str, Any]) -> AccessToken | str:
+        for name in _TIMES:  # 10**400 or 1e400 would overflow the comparisons below
+            value = claims.get(name)
+            if value is not None and not usable_time(value):
+                log.info("JWT refused: its %r claim is no usable time", name)
+                return f"the token has an invalid claim ({name})"
         # A plain dict: joserfc's annotation of the claim options changes between releases.
         essential: dict[str, Any] = {name: {"essential": True} for name in self.required_claims}
         registry = jwt.JWTClaimsRegistry(
@@ -211,6 +202,9 @@ class JWTVerifier(HttpVerifier):
             issuer=issuer if isinstance(issuer, str) else None,
             claims=claims,
         )
+
+
+_TIMES = ("exp", "nbf", "iat")
 
 
 def _media(typ: str) -> str:

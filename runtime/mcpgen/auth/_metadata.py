@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 import msgspec
 
 from mcpgen._errors import ConfigurationError
+from mcpgen.auth._dpop import DPoP
 from mcpgen.auth._tokens import TokenVerifier
+
+if TYPE_CHECKING:
+    from mcpgen.stores.redis import Connection
 
 __all__ = ["WELL_KNOWN", "AuthSettings", "challenge", "metadata_url"]
 
@@ -46,6 +50,8 @@ class AuthSettings:
     `cache_size` bound the cache of verified tokens (a token stays cached until its
     `exp` at most; 0 turns the cache off). `hide_unauthorized` leaves out of
     `tools/list` and the other lists what the caller's token has not the scopes for.
+    `dpop` configures DPoP (RFC 9449, `mcpgen.auth.DPoP`): proofs are checked for
+    DPoP-bound tokens whether or not it is given; giving it advertises DPoP too.
     """
 
     def __init__(
@@ -61,6 +67,7 @@ class AuthSettings:
         cache_seconds: float = 60.0,
         cache_size: int = 10_000,
         hide_unauthorized: bool = False,
+        dpop: DPoP | None = None,
     ) -> None:
         if isinstance(authorization_servers, str):
             raise ConfigurationError("authorization_servers is a list of issuer URLs")
@@ -76,8 +83,15 @@ class AuthSettings:
         self.cache_seconds = cache_seconds
         self.cache_size = cache_size
         self.hide_unauthorized = hide_unauthorized
+        self.dpop = dpop
         if resource is not None and isinstance(verifier, _ResourceBound):
             verifier.bind_resource(resource)
+
+    def share_replay(self, connection: Connection) -> None:
+        """Keep the `jti`s of DPoP proofs on Redis (what a server with Redis does)."""
+        if self.dpop is None:
+            self.dpop = DPoP.quiet()
+        self.dpop.share_replay(connection)
 
     def document(self, resource: str) -> bytes:
         """The protected resource metadata for `resource` (RFC 9728 section 2)."""
@@ -90,6 +104,10 @@ class AuthSettings:
         if scopes is not None:
             doc["scopes_supported"] = list(scopes)
         doc["bearer_methods_supported"] = ["header"]
+        if self.dpop is not None and self.dpop.advertised:  # RFC 9728 section 2
+            doc["dpop_signing_alg_values_supported"] = list(self.dpop.algorithms)
+            if self.dpop.required:
+                doc["dpop_bound_access_tokens_required"] = True
         if self.resource_name is not None:
             doc["resource_name"] = self.resource_name
         if self.resource_documentation is not None:
@@ -114,9 +132,11 @@ def challenge(
     scopes: Sequence[str] | frozenset[str] = (),
     error: str | None = None,
     description: str | None = None,
+    algs: Sequence[str] | None = None,
 ) -> bytes:
-    """A `WWW-Authenticate: Bearer ...` value. No `error` when the request simply had no
-    token (RFC 6750 section 3.1)."""
+    """A `WWW-Authenticate: Bearer ...` value, or with `algs` a `DPoP ...` one (RFC 9449
+    section 7.1: the proof algorithms accepted). No `error` when the request simply had
+    no token (RFC 6750 section 3.1)."""
     params: list[str] = []
     if error is not None:
         params.append(f"error={_quoted(error)}")
@@ -125,4 +145,7 @@ def challenge(
     params.append(f"resource_metadata={_quoted(metadata, 2048)}")
     if scopes:
         params.append(f"scope={_quoted(' '.join(sorted(scopes)), 2048)}")
-    return ("Bearer " + ", ".join(params)).encode("latin-1")
+    if algs is None:
+        return ("Bearer " + ", ".join(params)).encode("latin-1")
+    params.append(f"algs={_quoted(' '.join(algs))}")
+    return ("DPoP " + ", ".join(params)).encode("latin-1")

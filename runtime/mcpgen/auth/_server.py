@@ -1,17 +1,16 @@
-"""The HTTP app's door: bearer tokens checked before any MCP endpoint is served, the
-protected resource metadata served next to it, and per-feature scopes checked before a
-call is dispatched.
+"""The HTTP app's door: bearer tokens checked before any MCP endpoint is served, and
+the protected resource metadata served next to it.
 
 Everything here answers with `(status, body, headers)` for the app to write; the app
-(`mcpgen.transports._http`) calls `metadata` for `/.well-known/...` paths, `admit` for
-every MCP request, and `authorize` with the body of every POST. Verified tokens are
-cached (`TokenCache`), so a client reusing its token costs a dict lookup per request.
+(`mcpgen.transports._http`) calls `metadata` for `/.well-known/...` paths and `admit`
+for every MCP request. Verified tokens are cached (`TokenCache`), so a client reusing
+its token costs a dict lookup per request.
 
-Per-feature scopes are decided from the body, never from headers alone, for both eras
-and for batches (a subscription to a resource counts as a read of it): the decision is
-made before the core sees the message, so a call without the scope gets
-`403 insufficient_scope` (naming every scope the call needs, the held ones included,
-so a client can ask for the union) whatever the revision.
+Per-feature scopes are not judged here: the gate reads no body. The core decides them
+on the params it decoded for the handler (`mcpgen._server._authorize`), so the check
+and the call cannot disagree; a refused request comes back as a `Refusal`, which
+`insufficient` turns into `403 insufficient_scope` (naming every scope the call needs,
+the held ones included, so a client can ask for the union) whatever the revision.
 """
 
 from __future__ import annotations
@@ -19,54 +18,23 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlsplit
 
 import msgspec
 
-from mcpgen._protocol import NAME_PARAM
+from mcpgen.auth._dpop import DPoP, ProofCheck, Refusal, bound_key
 from mcpgen.auth._metadata import WELL_KNOWN, AuthSettings, challenge, metadata_url
 from mcpgen.auth._tokens import MAX_TOKEN_BYTES, AccessToken, CheckingVerifier, TokenCache
+from mcpgen.stores import StoreUnavailableError
 
-__all__ = ["Answer", "AuthGate", "FeatureScopes"]
+__all__ = ["Answer", "AuthGate"]
 
 log = logging.getLogger("mcpgen.auth")
 Scope = dict[str, Any]
 Headers = list[tuple[bytes, bytes]]
 Answer = tuple[int, bytes, Headers]  # a response the app writes as JSON instead of serving
 _TOKEN68 = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
-
-
-class FeatureScopes(Protocol):
-    """What the gate needs of the server's registry (`mcpgen._server.RegistryScopes`)."""
-
-    @property
-    def scoped(self) -> bool:
-        """Whether any tool, prompt or resource needs a scope (else bodies are not read)."""
-        ...
-
-    def needed(self, method: str, name: str) -> frozenset[str]: ...
-
-
-class _Message(msgspec.Struct):
-    method: Any = None
-    params: Any = None
-
-
-_peek = msgspec.json.Decoder(_Message | list[_Message]).decode
-
-
-def _names(method: str, params: dict[str, Any]) -> list[str]:
-    """The features a request names: the one it calls or reads, or the resources it
-    subscribes to (a subscription would deliver what a read would, so it needs the
-    same scopes)."""
-    if method == "subscriptions/listen":
-        wanted = params.get("notifications")
-        uris = wanted.get("resourceSubscriptions") if isinstance(wanted, dict) else None
-        return [uri for uri in uris if isinstance(uri, str)] if isinstance(uris, list) else []
-    field = "uri" if method == "resources/subscribe" else NAME_PARAM.get(method)
-    name = None if field is None else params.get(field)
-    return [name] if isinstance(name, str) else []
 
 
 def _error_body(error: str, description: str | None) -> bytes:
@@ -82,16 +50,18 @@ class AuthGate:
     """Bearer authentication and scope checks for one HTTP app (`McpAsgiApp`), whose MCP
     endpoint is at `path` (without any mount prefix)."""
 
-    def __init__(
-        self, settings: AuthSettings, path: str, features: FeatureScopes | None = None
-    ) -> None:
+    def __init__(self, settings: AuthSettings, path: str) -> None:
         self.settings = settings
         self.path = path
-        self.features = features
         self.cache = TokenCache(settings.cache_seconds, settings.cache_size)
+        self._failures: set[str] = set()  # the kinds of verifier failure logged in full
         verifier = settings.verifier
         self._check = verifier.check if isinstance(verifier, CheckingVerifier) else None
         resource = settings.resource
+        # DPoP (RFC 9449): proofs are checked whenever a token is bound to a key;
+        # advertised only when configured.
+        self.dpop = settings.dpop or DPoP.quiet()
+        self._proofs = ProofCheck(self.dpop, resource, path)
         self._fixed_metadata = None if resource is None else metadata_url(resource)
         self._own_suffix = None if resource is None else urlsplit(resource).path.rstrip("/")
 
@@ -134,14 +104,17 @@ class AuthGate:
     # -- authentication ----------------------------------------------------------------------
     def known(self, scope: Scope) -> AccessToken | None:
         """The token of a request whose one `Authorization` value was verified before
-        (one lookup, no parsing, no await); None: ask `admit`."""
+        (one lookup, no parsing, no await); None: ask `admit` (always for the DPoP
+        scheme, whose every request brings a new proof)."""
         raw: bytes | None = None
         for name, value in scope["headers"]:
             if name == b"authorization":
                 if raw is not None:
                     return None
                 raw = value
-        return None if raw is None else self.cache.get(raw)
+        if raw is None or raw[:5].lower() == b"dpop ":
+            return None
+        return self.cache.get(raw)
 
     async def admit(self, scope: Scope) -> AccessToken | Answer:
         """The request's verified token, or the 401/400/403 answer to send instead."""
@@ -155,25 +128,56 @@ class AuthGate:
                 raw = value
         if raw is None:
             return self._refuse(scope, 401, None, None)  # no credentials at all
-        # Cached by the header's raw value (`known`): a reused token costs one lookup.
+        if raw[:5].lower() == b"dpop ":
+            dpop, token = True, raw[5:].strip().decode("latin-1")
+        elif raw[:7].lower() == b"bearer ":
+            dpop, token = False, raw[7:].strip().decode("latin-1")
+        else:
+            return self._refuse(scope, 401, None, None)  # no credentials we know
+        # Cached by the header's raw value (`known`), the scheme included: a reused
+        # token costs one lookup (and, with DPoP, the check of its fresh proof).
         access = self.cache.get(raw)
-        if access is not None:
-            return access
-        if raw[:7].lower() != b"bearer ":
-            return self._refuse(scope, 401, None, None)  # no bearer credentials at all
-        token = raw[7:].strip().decode("latin-1")
+        fresh = access is None
+        if access is None:
+            verdict = await self._admit_token(scope, token, dpop)
+            if isinstance(verdict, tuple):
+                return verdict
+            access = verdict
+        if dpop:  # the proof first: nothing more is said to whoever cannot make one
+            jkt = bound_key(access.claims)
+            refused = await self._proofs.check(scope, token, jkt or "")
+            if refused is not None:
+                return self._refuse_dpop(scope, refused)
+        if fresh:
+            if not self.settings.required_scopes <= access.scopes:
+                return self.insufficient(scope, self.settings.required_scopes | access.scopes)
+            self.cache.put(raw, access)  # only tokens that may pass
+        return access
+
+    async def _admit_token(self, scope: Scope, token: str, dpop: bool) -> AccessToken | Answer:
+        mechanism = "dpop" if dpop else "bearer"
         if len(token) > MAX_TOKEN_BYTES:
-            return self._refuse(scope, 401, "invalid_token", "the token is too large")
+            return self._refuse(scope, 401, "invalid_token", "the token is too large", mechanism)
         if _TOKEN68.fullmatch(token) is None:
-            return self._refuse(scope, 400, "invalid_request", "malformed bearer token")
+            return self._refuse(scope, 400, "invalid_request", "malformed access token", mechanism)
         verdict = await self._verify(token)
         if isinstance(verdict, str):
-            return self._refuse(scope, 401, "invalid_token", verdict)
+            return self._refuse(scope, 401, "invalid_token", verdict, mechanism)
         if verdict.principal is None:  # nothing to bind sessions and tasks to
-            return self._refuse(scope, 401, "invalid_token", "the token names no subject or client")
-        if not self.settings.required_scopes <= verdict.scopes:
-            return self._insufficient(scope, self.settings.required_scopes | verdict.scopes)
-        self.cache.put(raw, verdict)  # only tokens that may pass
+            return self._refuse(
+                scope, 401, "invalid_token", "the token names no subject or client", mechanism
+            )
+        bound = bound_key(verdict.claims) is not None
+        if dpop and not bound:  # RFC 9449 4.3 (12): no key the proof's could match
+            return self._refuse(
+                scope, 401, "invalid_token", "the token is not bound to a DPoP key", mechanism
+            )
+        if not dpop and bound:  # RFC 9449 7.2: no downgrade of a bound token
+            return self._refuse(
+                scope, 401, "invalid_token", "a DPoP-bound token needs the DPoP scheme", mechanism
+            )
+        if not dpop and self.dpop.required:
+            return self._refuse(scope, 401, "invalid_token", "only DPoP-bound tokens are accepted")
         return verdict
 
     async def _verify(self, token: str) -> AccessToken | str:
@@ -181,45 +185,68 @@ class AuthGate:
             if self._check is not None:
                 return await self._check(token)
             found = await self.settings.verifier.verify(token)
-        except Exception:  # a verifier's bug must not take the endpoint down
-            log.exception("the token verifier failed")
+        except StoreUnavailableError:  # no token can be judged now: the app answers 503
+            raise
+        except Exception as exc:  # a verifier's bug must not take the endpoint down
+            # A traceback once per kind of failure; a token that keeps failing the same
+            # way (sent on every request) is one line each time.
+            kind = f"{type(exc).__module__}.{type(exc).__qualname__}"
+            if kind in self._failures:
+                log.error("the token verifier failed: %s", kind)
+            else:
+                self._failures.add(kind)
+                log.exception("the token verifier failed")
             return "the token could not be verified"
         return found if found is not None else "the token is invalid or expired"
 
-    # -- per-feature scopes --------------------------------------------------------------------
-    def authorize(self, scope: Scope, access: AccessToken, body: bytes) -> Answer | None:
-        """403 when a call in `body` needs a scope the token lacks."""
-        features = self.features
-        if features is None or not features.scoped:
-            return None
-        try:
-            messages = _peek(body)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return None  # not a JSON-RPC message: the core answers it
-        needed: frozenset[str] = frozenset()
-        for message in messages if isinstance(messages, list) else (messages,):
-            method, params = message.method, message.params
-            if not isinstance(method, str) or not isinstance(params, dict):
-                continue
-            for name in _names(method, params):
-                needed |= features.needed(method, name)
-        if needed and not needed <= access.scopes:
-            return self._insufficient(scope, needed | access.scopes)
-        return None
-
     # -- answers -----------------------------------------------------------------------------
     def _refuse(
-        self, scope: Scope, status: int, error: str | None, description: str | None
+        self,
+        scope: Scope,
+        status: int,
+        error: str | None,
+        description: str | None,
+        mechanism: str | None = None,
     ) -> Answer:
-        header = challenge(
-            self.metadata_location(scope), self.settings.required_scopes, error, description
-        )
-        body = _error_body(error or "invalid_token", description or "a bearer token is required")
-        return status, body, [(b"www-authenticate", header)]
+        """A refusal whose challenges follow RFC 9449 section 7.2: the error goes in
+        the challenge of the scheme the request used; a `DPoP` challenge (naming the
+        proof algorithms) is added when DPoP is advertised or was used, and the
+        `Bearer` one is left out when only DPoP-bound tokens are accepted."""
+        where, needed = self.metadata_location(scope), self.settings.required_scopes
+        algs = self.dpop.algorithms
+        dpop_error = mechanism == "dpop" or (self.dpop.required and error is not None)
+        bearer = challenge(where, needed, None if dpop_error else error, description)
+        dpop = challenge(where, needed, error if dpop_error else None, description, algs=algs)
+        headers: Headers = []
+        if dpop_error:
+            headers.append((b"www-authenticate", dpop))
+        if not self.dpop.required:
+            headers.append((b"www-authenticate", bearer))
+        if not dpop_error and (self.dpop.advertised or self.dpop.required):
+            headers.append((b"www-authenticate", dpop))
+        body = _error_body(error or "invalid_token", description or "an access token is required")
+        return status, body, headers
 
-    def _insufficient(self, scope: Scope, scopes: frozenset[str] | Sequence[str]) -> Answer:
+    def _refuse_dpop(self, scope: Scope, refused: Refusal) -> Answer:
+        if refused.status == 503:  # the replay cache is away: say nothing more
+            body = _error_body(refused.error, refused.description)
+            return 503, body, [(b"retry-after", b"1")]
+        status, body, headers = self._refuse(
+            scope, refused.status, refused.error, refused.description, "dpop"
+        )
+        if refused.nonce is not None:
+            headers += [(b"dpop-nonce", refused.nonce.encode()), (b"cache-control", b"no-store")]
+        return status, body, headers
+
+    def insufficient(self, scope: Scope, scopes: frozenset[str] | Sequence[str]) -> Answer:
+        """403, in the challenge of the scheme the token came with (RFC 9449 7.2)."""
         description = "the token lacks a scope this request needs"
+        dpop = any(n == b"authorization" and v[:5].lower() == b"dpop " for n, v in scope["headers"])
         header = challenge(
-            self.metadata_location(scope), frozenset(scopes), "insufficient_scope", description
+            self.metadata_location(scope),
+            frozenset(scopes),
+            "insufficient_scope",
+            description,
+            algs=self.dpop.algorithms if dpop else None,
         )
         return 403, _error_body("insufficient_scope", description), [(b"www-authenticate", header)]

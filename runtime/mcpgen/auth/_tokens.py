@@ -8,6 +8,7 @@ introspection verifiers, which need joserfc and httpx, live in their own modules
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
@@ -47,15 +48,28 @@ class AccessToken(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def principal(self) -> str | None:
-        """The identity that owns sessions, tasks and requestState made with this token:
-        the subject, or the client for a token issued to a client on its own behalf."""
-        return self.subject or self.client_id
+        """The key of the identity that owns sessions, tasks and requestState made with
+        this token: the subject, or the client for a token issued to a client on its own
+        behalf, each in its own namespace and qualified by the issuer, so that a client
+        named "alice" is not the user "alice", and alice of one authorization server is
+        not alice of another. An opaque string (a JSON array: issuer, "sub" or
+        "client", name); None when the token names neither."""
+        if self.subject:
+            return _key(self.issuer, "sub", self.subject)
+        if self.client_id:
+            return _key(self.issuer, "client", self.client_id)
+        return None
 
     def has_scopes(self, needed: Iterable[str]) -> bool:
         return self.scopes.issuperset(needed)
 
     def expired(self, now: float, leeway: float = 0.0) -> bool:
         return self.expires_at is not None and self.expires_at + leeway <= now
+
+
+@functools.lru_cache(maxsize=4096)  # asked on every request of a cached token
+def _key(issuer: str | None, kind: str, name: str) -> str:
+    return msgspec.json.encode([issuer, kind, name]).decode()
 
 
 class TokenVerifier(Protocol):
@@ -74,6 +88,17 @@ class CheckingVerifier(Protocol):
     async def verify(self, token: str) -> AccessToken | None: ...
 
     async def check(self, token: str) -> AccessToken | str: ...
+
+
+_LATEST = 2**53  # seconds: far past any real expiry, and exact as a float
+
+
+def usable_time(value: object) -> bool:
+    """Whether a time claim (a NumericDate, RFC 7519) compares as a number: finite and
+    in range (10**400 would overflow, 1e400 is infinite)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return -_LATEST < value < _LATEST  # False for NaN as well
 
 
 def scopes_of(value: object) -> frozenset[str]:

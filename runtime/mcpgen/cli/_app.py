@@ -5,9 +5,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
+from typing import Annotated
 
 import typer
 
+import mcpgen
 from mcpgen.cli._auth import login, logout
 from mcpgen.cli._commands import COMMANDS
 from mcpgen.cli._install import install
@@ -32,14 +34,33 @@ def _registered() -> list[Callable[[typer.Typer], None]]:
     return found
 
 
+def _version(asked: bool) -> None:
+    if asked:
+        typer.echo(f"mcpgen {mcpgen.__version__}")
+        raise typer.Exit
+
+
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """mcpgen: a generated, typed and fast MCP SDK."""
+
+
 def build(extra: Sequence[Callable[[typer.Typer], None]] = ()) -> typer.Typer:
     app = typer.Typer(
         name="mcpgen",
-        help="mcpgen: a generated, typed and fast MCP SDK.",
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
+        # Plain help text: rich markup would take `mcpgen[codegen]` or `[URL]` for style tags.
+        rich_markup_mode=None,
     )
+    app.callback()(_options)
     # The client commands take their own words (URL, names, `-- COMMAND ...`) verbatim.
     settings = {"allow_extra_args": False, "ignore_unknown_options": True}
     for command in COMMANDS:

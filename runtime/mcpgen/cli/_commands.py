@@ -1,9 +1,11 @@
 """The client commands: `mcpgen discover | tools | call | read | app | prompts | prompt |
 resources | templates TARGET`.
 
-TARGET is an http(s) URL, or a stdio server command after `--`:
+TARGET, last, is an http(s) URL (which may come first as well), or a stdio server
+command after `--`:
 
     mcpgen tools http://127.0.0.1:8000/mcp
+    mcpgen call get-sum '{"a": 1, "b": 2}' http://127.0.0.1:8000/mcp
     mcpgen call echo '{"text": "hi"}' -- python server.py
     mcpgen prompt greet name=Ada -- python server.py
     mcpgen read test://static-text --era legacy -- python server.py
@@ -17,6 +19,7 @@ default; `--json` prints the result as the negotiated revision puts it on the wi
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -27,7 +30,8 @@ import typer
 
 from mcpgen._api_apps import App, tool_app
 from mcpgen._api_client import Client
-from mcpgen.cli._elicit import answerer
+from mcpgen._errors import McpError
+from mcpgen.cli._progress import Watcher
 from mcpgen.cli._run import Common, client_command, show_content, split
 from mcpgen_types import latest as t
 
@@ -125,9 +129,21 @@ def app(words: list[str], opts: Common) -> None:
         typer.echo(found.html)
 
 
+def _repeats(block: t.ContentBlock, structured: object) -> bool:
+    """Whether `block` is a text block holding the JSON of `structured`."""
+    if not isinstance(block, t.TextContent):
+        return False
+    if block.text == structured:
+        return True
+    try:
+        return bool(json.loads(block.text) == structured)
+    except ValueError:
+        return False
+
+
 @client_command
 def call(words: list[str], opts: Common) -> None:
-    """Call TOOL with a JSON object of arguments: call [URL] TOOL ['{...}'] [-- COMMAND].
+    """Call TOOL with a JSON object of arguments: call TOOL ['{...}'] URL | -- COMMAND.
 
     A server's question (elicitation) is asked on the terminal; without one it is declined."""
     target, own = split(words)
@@ -139,18 +155,33 @@ def call(words: list[str], opts: Common) -> None:
         raise typer.BadParameter(f"the arguments are not JSON: {exc}") from None
     if not isinstance(arguments, dict):
         raise typer.BadParameter("the arguments must be a JSON object")
-    result, version = opts.run(target, lambda c: c.call_tool(own[0], arguments), answerer())
+    watcher = Watcher()
+
+    async def work(client: Client) -> t.CallToolResult:
+        if client.era == "legacy" and "logging" in client.server_capabilities:
+            # A legacy session's level is session-wide; a server may not take it after all.
+            with contextlib.suppress(McpError):
+                await client.set_log_level("info")
+        try:
+            return await client.call_tool(own[0], arguments, progress=watcher.progress)
+        finally:
+            watcher.done()
+
+    result, version = opts.run(target, work, on_log=watcher.log)
     if not opts.printed(result, version):
-        show_content(result.content)
-        if result.structured_content is not msgspec.UNSET:
-            typer.echo(json.dumps(result.structured_content, indent=2))
+        structured = result.structured_content
+        if structured is msgspec.UNSET:
+            show_content(result.content)
+        else:  # a text block repeating the structured content is not shown twice
+            show_content([b for b in result.content if not _repeats(b, structured)])
+            typer.echo(json.dumps(structured, indent=2))
     if result.is_error is True:
         raise typer.Exit(1)
 
 
 @client_command
 def read(words: list[str], opts: Common) -> None:
-    """Read a resource: read [URL] URI [-- COMMAND]."""
+    """Read a resource: read URI URL | -- COMMAND."""
     target, own = split(words)
     if not own:
         raise typer.BadParameter("name the resource URI to read")
@@ -158,11 +189,11 @@ def read(words: list[str], opts: Common) -> None:
     if opts.printed(result, version):
         return
     for item in result.contents:
-        if item.text is not msgspec.UNSET:
+        if isinstance(item, t.TextResourceContents):
             typer.echo(item.text)
         else:
             typer.echo(
-                f"[{item.uri}: {item.mime_type or 'binary'}, {len(item.blob or '') * 3 // 4} bytes]"
+                f"[{item.uri}: {item.mime_type or 'binary'}, {len(item.blob) * 3 // 4} bytes]"
             )
 
 
@@ -195,7 +226,7 @@ def _prompt_arguments(given: list[str]) -> dict[str, str]:
 
 @client_command
 def prompt(words: list[str], opts: Common) -> None:
-    """Get prompt NAME: prompt [URL] NAME ['{...}' | key=value ...] [-- COMMAND]."""
+    """Get prompt NAME: prompt NAME ['{...}' | key=value ...] URL | -- COMMAND."""
     target, own = split(words)
     if not own:
         raise typer.BadParameter("name the prompt to get")

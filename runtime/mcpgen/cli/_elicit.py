@@ -2,16 +2,22 @@
 
 On a terminal the user is asked: accept, decline or cancel, then (form mode) one
 question per field of the requested schema, with its type, its default and, for enums,
-the choices by number. URL mode shows the URL to open. Questions go to stderr so
-that stdout carries only the result. Without a terminal nobody can answer: the request
-is declined and stderr says so (the tool then answers as it does to a refusal).
+the choices by number; an answer that breaks the field's bounds, length or format
+(email, uri, date, date-time) is asked again. URL mode shows the URL to open.
+Questions go to stderr so that stdout carries only the result. Without a terminal
+nobody can answer: the request is declined and stderr says so (the tool then answers as
+it does to a refusal).
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
+from collections.abc import Callable
+from datetime import date, datetime
 from typing import Any, Literal, TextIO
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -96,7 +102,58 @@ def _convert(answer: str, prop: dict[str, Any], choices: list[tuple[str, str]] |
         if (low is not None and number < low) or (high is not None and number > high):
             raise ValueError(f"must be between {low} and {high}")
         return number
+    shortest, longest = prop.get("minLength", 0), prop.get("maxLength")
+    if len(answer) < shortest or (longest is not None and len(answer) > longest):
+        raise ValueError(
+            f"give {shortest} to {longest if longest is not None else 'any'} characters"
+        )
+    check = _FORMATS.get(str(prop.get("format")))
+    if check is not None and not check[0](answer):
+        raise ValueError(check[1])
     return answer
+
+
+def _is_email(text: str) -> bool:
+    return _EMAIL.fullmatch(text) is not None
+
+
+def _is_uri(text: str) -> bool:
+    parts = urlsplit(text)
+    return bool(_SCHEME.fullmatch(parts.scheme)) and bool(parts.netloc or parts.path)
+
+
+def _is_date(text: str) -> bool:
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return _DATE.fullmatch(text) is not None
+
+
+def _is_date_time(text: str) -> bool:
+    if _DATE_TIME.fullmatch(text) is None:
+        return False
+    try:
+        datetime.fromisoformat(text.replace("z", "Z"))
+    except ValueError:
+        return False
+    return True
+
+
+_EMAIL = re.compile(r"[^@\s]+@[^@\s.]+(\.[^@\s.]+)+")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
+# The string formats an elicitation form may ask for: (check, what to say when it fails).
+_FORMATS: dict[str, tuple[Callable[[str], bool], str]] = {
+    "email": (_is_email, "give an email address, such as ada@example.com"),
+    "uri": (_is_uri, "give a URI with its scheme, such as https://example.com/page"),
+    "date": (_is_date, "give a date as YYYY-MM-DD, such as 2026-05-01"),
+    "date-time": (
+        _is_date_time,
+        "give a date and time with its offset, such as 2026-05-01T09:30:00Z",
+    ),
+}
 
 
 def _field(ask: _Prompter, name: str, prop: dict[str, Any], required: bool) -> Value | None:

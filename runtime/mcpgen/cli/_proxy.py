@@ -10,6 +10,7 @@ docs/guide/proxy.md).
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -39,6 +40,11 @@ def _mounts(specs: list[str]) -> dict[str, str | list[str]]:
     return mounts
 
 
+def _root_uri(value: str) -> str:
+    """A `--root`: a URI as given, a path as its absolute `file://` URI."""
+    return value if "://" in value else Path(value).resolve().as_uri()
+
+
 def proxy(
     words: Words = None,
     transport: Annotated[str, typer.Option("--transport", help="stdio or http.")] = "stdio",
@@ -55,11 +61,20 @@ def proxy(
             "their tools and prompts named NAME_...",
         ),
     ] = None,
+    root: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--root",
+            help="A root (a URI, or a directory path) the upstream gets when it asks for "
+            "roots (repeat for several).",
+        ),
+    ] = None,
 ) -> None:
     """Serve the upstream server (URL, or a command after `--`; or several `--upstream`)
     to clients of both eras."""
     if transport not in ("stdio", "http"):
         raise typer.BadParameter(f"--transport must be stdio or http, not {transport!r}")
+    roots = None if root is None else [_root_uri(value) for value in root]
     era = _ERAS.get(upstream_era)
     if era is None:
         raise typer.BadParameter(
@@ -68,10 +83,10 @@ def proxy(
     if upstream:
         if words:
             raise typer.BadParameter("give either --upstream options or one URL / command")
-        server = Proxy(_mounts(upstream), upstream_era=era)
+        server = Proxy(_mounts(upstream), upstream_era=era, roots=roots)
     else:
         target, _ = split(words or [])
-        server = Proxy(target, upstream_era=era)
+        server = Proxy(target, upstream_era=era, roots=roots)
     if transport == "stdio":
         server.run()
     else:

@@ -16,15 +16,17 @@ import msgspec
 import typer
 
 from mcpgen import _protocol as proto
-from mcpgen._api_client import Client
-from mcpgen._callbacks import ElicitationCallback
+from mcpgen._api_client import Client, ClientOptions
+from mcpgen._callbacks import ElicitationCallback, LogCallback
 from mcpgen._connection import Era as ClientEra
 from mcpgen._errors import ClientError, ConfigurationError, McpError
 from mcpgen.cli._auth import AuthOpt, HeaderOpt, http_options
+from mcpgen.cli._elicit import answerer
 from mcpgen_types import latest as t
 
 __all__ = [
     "AsJson",
+    "Capabilities",
     "Common",
     "Era",
     "Transport",
@@ -52,8 +54,22 @@ Transport = Annotated[
 AsJson = Annotated[
     bool, typer.Option("--json", help="Print the result as the negotiated revision encodes it.")
 ]
-Words = Annotated[list[str] | None, typer.Argument(help="[URL] ... or ... -- COMMAND ARGS...")]
+Words = Annotated[
+    list[str] | None, typer.Argument(help="URL ..., ... URL, or ... -- COMMAND ARGS...")
+]
+Capabilities = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--capability",
+        help="A client capability to declare (repeatable): elicitation (the default: questions "
+        "are asked on the terminal), sampling (declared, every request refused), roots (an "
+        "empty list), or none. A server may list some tools only to capable clients.",
+    ),
+]
+_CAPABILITIES = ("elicitation", "sampling", "roots", "none")
 
+_SCHEMES = ("http://", "https://")
+_STDIO_PROBE_SECONDS = 20.0
 _ERAS: dict[str, ClientEra] = {"auto": "auto", "modern": "modern", "legacy": "legacy"}
 # What the newest revision adds to every result; dropped when an older revision's type
 # cannot take a result (never the case for the methods the commands call).
@@ -69,16 +85,56 @@ def split(words: list[str]) -> tuple[str | list[str], list[str]]:
             raise typer.BadParameter("nothing after `--`: give the server command")
         own = words[: len(words) - len(command)] if words[-len(command) :] == command else words
         return command, own
-    if words and words[0].startswith(("http://", "https://")):
-        return words[0], words[1:]
-    raise typer.BadParameter("give an http(s) URL, or a server command after `--`")
+    urls = [index for index, word in enumerate(words) if word.startswith(_SCHEMES)]
+    if urls:
+        # The server's URL comes first or last; with a URL at both ends (`read URI URL`
+        # where the resource URI is an http one too), the first names the server.
+        at = urls[0] if urls[0] == 0 or urls[-1] != len(words) - 1 else urls[-1]
+        if at in (0, len(words) - 1):
+            return words[at], [*words[:at], *words[at + 1 :]]
+    raise typer.BadParameter(
+        "give the server's http(s) URL first or last, or its command after `--`"
+    )
+
+
+def _cannot_sample(params: t.CreateMessageRequestParams) -> t.CreateMessageResult:
+    raise McpError(t.INVALID_REQUEST, "the mcpgen command line has no model to sample")
+
+
+def _no_roots() -> list[str]:
+    return []
+
+
+def callbacks(
+    names: list[str] | None,
+    on_elicitation: ElicitationCallback | None = None,
+    on_log: LogCallback | None = None,
+) -> ClientOptions:
+    """The client callbacks declaring the `--capability` names (default: elicitation)."""
+    chosen = set(names or ["elicitation"])
+    unknown = sorted(chosen - set(_CAPABILITIES))
+    if unknown:
+        raise typer.BadParameter(
+            f"--capability takes {', '.join(_CAPABILITIES)}, not {unknown[0]!r}"
+        )
+    if "none" in chosen and len(chosen) > 1:
+        raise typer.BadParameter("--capability none declares nothing: give it alone")
+    options: ClientOptions = {} if on_log is None else {"on_log": on_log, "log_level": "info"}
+    if "elicitation" in chosen:
+        options["on_elicitation"] = on_elicitation or answerer()
+        options["elicitation_modes"] = ("form", "url")
+    if "sampling" in chosen:
+        options["on_sampling"] = _cannot_sample
+    if "roots" in chosen:
+        options["on_roots"] = _no_roots
+    return options
 
 
 def _client(
     target: str | list[str],
     era_name: str,
     transport: str,
-    on_elicitation: ElicitationCallback | None,
+    options: ClientOptions,
     auth: str | None,
     headers: list[str] | None,
 ) -> Client:
@@ -87,28 +143,23 @@ def _client(
         raise typer.BadParameter(f"--era must be auto, modern or legacy, not {era_name!r}")
     if transport not in ("http", "sse"):
         raise typer.BadParameter(f"--transport must be http or sse, not {transport!r}")
-    modes = ("form", "url")
+    pinned: ClientOptions = {**options, "era": era}
     if not isinstance(target, str):
         if auth is not None or headers:
             raise typer.BadParameter("--auth and --header need a URL (stdio has no HTTP)")
         if transport == "sse":
             raise typer.BadParameter("--transport sse needs a URL")
-        return Client.stdio(target, era=era, on_elicitation=on_elicitation, elicitation_modes=modes)
+        # The server's start-up counts against the era probe: Python servers with heavy
+        # imports take seconds, and a probe given up too soon sends `initialize` to a
+        # server that has already answered `server/discover` (and then refuses it).
+        stdio: ClientOptions = {**pinned, "probe_timeout": _STDIO_PROBE_SECONDS}
+        return Client.stdio(target, **stdio)
     flow, extra = http_options(auth, headers)
     if transport == "sse":
         if era == "modern":
             raise typer.BadParameter("the HTTP+SSE transport speaks the legacy era only")
-        return Client.sse(
-            target, headers=extra, auth=flow, on_elicitation=on_elicitation, elicitation_modes=modes
-        )
-    return Client.http(
-        target,
-        headers=extra,
-        auth=flow,
-        era=era,
-        on_elicitation=on_elicitation,
-        elicitation_modes=modes,
-    )
+        return Client.sse(target, headers=extra, auth=flow, **options)
+    return Client.http(target, headers=extra, auth=flow, **pinned)
 
 
 def run(
@@ -120,10 +171,14 @@ def run(
     *,
     auth: str | None = None,
     headers: list[str] | None = None,
+    capabilities: list[str] | None = None,
+    on_log: LogCallback | None = None,
 ) -> tuple[T, str]:
     """Run `work` on a connected client: (its value, the negotiated protocol version).
-    `auth` and `headers`: the `--auth` and `--header` options (see `_auth`)."""
-    client = _client(target, era, transport, on_elicitation, auth, headers)
+    `auth` and `headers`: the `--auth` and `--header` options (see `_auth`);
+    `capabilities`: the `--capability` names (see `callbacks`)."""
+    options = callbacks(capabilities, on_elicitation, on_log)
+    client = _client(target, era, transport, options, auth, headers)
 
     async def main() -> tuple[T, str]:
         async with client:
@@ -202,14 +257,16 @@ class Common(NamedTuple):
     as_json: bool
     auth: str | None
     header: list[str] | None
+    capability: list[str] | None
 
     def run(
         self,
         target: str | list[str],
         work: Callable[[Client], Awaitable[T]],
         on_elicitation: ElicitationCallback | None = None,
+        on_log: LogCallback | None = None,
     ) -> tuple[T, str]:
-        """`run` with these options."""
+        """`run` with these options (`on_log`: the server's log messages, at info)."""
         return run(
             target,
             self.era,
@@ -218,6 +275,8 @@ class Common(NamedTuple):
             on_elicitation,
             auth=self.auth,
             headers=self.header,
+            capabilities=self.capability,
+            on_log=on_log,
         )
 
     def printed(self, value: object, version: str) -> bool:
@@ -229,7 +288,7 @@ class Common(NamedTuple):
 
 def client_command(body: Callable[[list[str], Common], None]) -> Callable[..., None]:
     """The typer command running `body(words, options)`: the client commands' shared
-    signature (TARGET words, --era, --transport, --json, --auth, --header) under
+    signature (TARGET words, --era, --transport, --json, --auth, --header, --capability) under
     `body`'s name and docstring (its help)."""
 
     def command(
@@ -239,8 +298,9 @@ def client_command(body: Callable[[list[str], Common], None]) -> Callable[..., N
         as_json: AsJson = False,
         auth: AuthOpt = None,
         header: HeaderOpt = None,
+        capability: Capabilities = None,
     ) -> None:
-        body(words or [], Common(era, transport, as_json, auth, header))
+        body(words or [], Common(era, transport, as_json, auth, header, capability))
 
     # Not functools.wraps: its __wrapped__ would make typer read `body`'s signature.
     command.__name__ = command.__qualname__ = body.__name__

@@ -21,7 +21,20 @@ from typing import Annotated
 import typer
 
 from mcpgen._api import Server
+from mcpgen._api_run import importing_for_serve
 from mcpgen._errors import ConfigurationError
+from mcpgen.cli._serve_auth import (
+    AuthOptions,
+    ClientIdOpt,
+    ClientSecretOpt,
+    DPoPOpt,
+    IntrospectionOpt,
+    IssuerOpt,
+    JwksOpt,
+    ResourceOpt,
+    ScopeOpt,
+    auth_settings,
+)
 from mcpgen.cli._workers import REDIS_ENV, Supervisor, bind, serve_socket, share_state_keys
 
 __all__ = ["load_server", "serve", "split_spec"]
@@ -55,21 +68,25 @@ def _import_file(path: Path) -> ModuleType:
     return module
 
 
+def _import(where: str) -> ModuleType:
+    if _is_file(where):
+        return _import_file(Path(where).resolve())
+    try:
+        return importlib.import_module(where)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and where.startswith(exc.name):
+            raise LookupError(f"no module named {where!r}") from None
+        raise
+
+
 def load_server(spec: str, paths: list[str] | None = None) -> Server:
     """The `Server` SPEC names (see the module docstring); LookupError when it cannot."""
     where, attr = split_spec(spec)
     for extra in reversed([*(paths or []), os.getcwd()]):
         if extra not in sys.path:
             sys.path.insert(0, extra)
-    if _is_file(where):
-        module = _import_file(Path(where).resolve())
-    else:
-        try:
-            module = importlib.import_module(where)
-        except ModuleNotFoundError as exc:
-            if exc.name is not None and where.startswith(exc.name):
-                raise LookupError(f"no module named {where!r}") from None
-            raise
+    with importing_for_serve(where):
+        module = _import(where)
     names = (attr,) if attr else DEFAULT_ATTRS
     for name in names:
         found = getattr(module, name, None)
@@ -104,18 +121,43 @@ def serve(
         ),
     ] = False,
     fd: Annotated[int | None, typer.Option("--fd", hidden=True)] = None,
+    auth_issuer: IssuerOpt = None,
+    auth_jwks_uri: JwksOpt = None,
+    auth_introspection: IntrospectionOpt = None,
+    auth_client_id: ClientIdOpt = None,
+    auth_client_secret: ClientSecretOpt = None,
+    auth_resource: ResourceOpt = None,
+    auth_scope: ScopeOpt = None,
+    auth_dpop: DPoPOpt = "check",
 ) -> None:
     """Run the mcpgen Server SPEC names, on stdio (default) or Streamable HTTP.
 
     With `--workers N` (HTTP), N processes serve one port; they share legacy sessions,
     listen streams, tasks and SSE replay through Redis (`--redis URL` or MCPGEN_REDIS_URL),
-    which several workers need unless `--allow-memory` is given."""
+    which several workers need unless `--allow-memory` is given.
+
+    With `--auth-issuer`, `--auth-resource` and `--auth-jwks-uri` (JWTs) or
+    `--auth-introspection` (opaque tokens) every HTTP request needs an access token;
+    every worker checks it the same way (see `mcpgen.cli._serve_auth`)."""
     if transport not in ("stdio", "http"):
         raise typer.BadParameter(f"--transport must be stdio or http, not {transport!r}")
     if workers < 1:
         raise typer.BadParameter("--workers must be at least 1")
     if workers > 1 and transport != "http":
         raise typer.BadParameter("--workers needs --transport http")
+    protection = AuthOptions(
+        auth_issuer,
+        auth_jwks_uri,
+        auth_introspection,
+        auth_client_id,
+        auth_client_secret,
+        auth_resource,
+        auth_scope,
+        auth_dpop,
+    )
+    auth = auth_settings(protection)
+    if auth is not None and transport != "http":
+        raise typer.BadParameter("the --auth-* options need --transport http")
     redis = redis or os.environ.get(REDIS_ENV) or None
     if workers > 1 and not redis and not allow_memory:
         typer.echo(
@@ -136,12 +178,13 @@ def serve(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     if fd is not None:
-        serve_socket(server, fd)
+        serve_socket(server, fd, auth=auth)
     elif transport == "stdio":
         server.run()
     elif workers == 1:
-        server.run(transport="http", host=host, port=port)
+        server.run(transport="http", host=host, port=port, auth=auth)
     else:
+        protection.export()  # each worker builds the same settings
         _serve_workers(spec, path or [], host, port, workers, redis)
 
 

@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from mcpgen._api_client import Client
-from mcpgen.cli._run import Era, Transport, Words, run, split
+from mcpgen.cli._run import Capabilities, Era, Transport, Words, run, split
 
 __all__ = ["stubs"]
 
@@ -35,8 +35,9 @@ def stubs(
     check: Check = False,
     era: Era = "auto",
     transport: Transport = "http",
+    capability: Capabilities = None,
 ) -> None:
-    """Write a typed client module for the server's tools: stubs [URL] -o FILE [-- COMMAND]."""
+    """Write a typed client module for the server's tools: stubs -o FILE URL | -- COMMAND."""
     from mcpgen.stubs import generate  # noqa: PLC0415 (keeps the other commands light)
 
     target, _ = split(words or [])
@@ -45,7 +46,9 @@ def stubs(
     async def work(client: Client) -> str:
         return await generate(client, path, class_name)
 
-    text, _ = run(target, era, work, transport)  # a missing extra: exit 2, said why
+    text, _ = run(
+        target, era, work, transport, capabilities=capability
+    )  # a missing extra: exit 2, said why
     if not check:
         path.write_text(text, encoding="utf-8")
         typer.echo(f"wrote {output}")

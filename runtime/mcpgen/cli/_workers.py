@@ -26,10 +26,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from mcpgen._api import Server
 from mcpgen.stores import InMemoryKeyRing
+
+if TYPE_CHECKING:
+    from mcpgen.auth._metadata import AuthSettings
 
 __all__ = ["REDIS_ENV", "Supervisor", "bind", "serve_socket", "share_state_keys"]
 
@@ -143,13 +146,16 @@ def _watch_parent() -> None:
     threading.Thread(target=watch, name="mcpgen-parent-watch", daemon=True).start()
 
 
-def serve_socket(server: Server, fd: int, log_level: str = "warning") -> None:
-    """Serve `server` (Streamable HTTP) on the inherited listening socket `fd`."""
+def serve_socket(
+    server: Server, fd: int, log_level: str = "warning", auth: AuthSettings | None = None
+) -> None:
+    """Serve `server` (Streamable HTTP) on the inherited listening socket `fd`, with
+    `auth` (the same settings in every worker) when given."""
     from mcpgen.transports import uvicorn_server  # noqa: PLC0415 (needs the http extra)
 
     sock = socket.socket(fileno=fd)
     host, port = sock.getsockname()[:2]
-    app = server.asgi_app()
+    app = server.asgi_app() if auth is None else server.asgi_app(auth=auth)
     http = uvicorn_server(app, host, port, log_level=log_level)
     _watch_parent()
     try:

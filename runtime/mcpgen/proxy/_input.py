@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import logging
 import secrets
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -31,6 +32,8 @@ from mcpgen._server._context import Context, InputRequired
 from mcpgen_types import latest as t
 
 __all__ = ["GONE", "PENDING", "InputBridge", "Start"]
+
+log = logging.getLogger("mcpgen.proxy")
 
 PENDING: Final = "mcpgen/proxy-call"  # the handler-state key naming the pending call
 GONE: Final = (
@@ -72,8 +75,11 @@ class InputBridge:
     downstream client gets to come back with its answers before the upstream call is
     cancelled."""
 
-    def __init__(self, timeout: float) -> None:
+    def __init__(self, timeout: float, roots: Sequence[str] | None = None) -> None:
         self.timeout = timeout
+        # The roots the operator gave (`roots=`, `--root`): the upstream's answer.
+        self.configured_roots = None if roots is None else list(roots)
+        self._roots_said = False
         self.calls: dict[str, PendingCall] = {}  # by id: waiting for a downstream round
         self.running: set[PendingCall] = set()
         # With a shared bus: continues a call this process does not hold (`_route`).
@@ -116,6 +122,19 @@ class InputBridge:
         return await self.ask(t.CreateMessageRequest(params=params))
 
     async def roots(self) -> Any:
+        """The configured roots; else the roots of the client whose call is forwarded; else
+        (a request outside any call, as some servers send right after `initialize`) none,
+        said once on the log."""
+        if self.configured_roots is not None:
+            return self.configured_roots
+        if self._current.get() is None and self._sole() is None:
+            if not self._roots_said:
+                self._roots_said = True
+                log.info(
+                    "the upstream asked for roots outside any forwarded call; "
+                    "it gets none (give the proxy roots to answer with)"
+                )
+            return []
         return await self.ask(t.ListRootsRequest())
 
     # -- the downstream handler -----------------------------------------------------------

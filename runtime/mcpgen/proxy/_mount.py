@@ -49,11 +49,12 @@ class Mount:
         headers: dict[str, str] | None,
         env: dict[str, str] | None,
         cwd: str | None,
+        roots: Sequence[str] | None = None,
         **options: Any,
     ) -> None:
         self.prefix = prefix
         self.names = prefix + SEPARATOR if prefix else ""
-        self.bridge = InputBridge(input_timeout)
+        self.bridge = InputBridge(input_timeout, roots)
         if isinstance(target, str):
             make = functools.partial(Client.http, target, headers=headers)
         elif target:

@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -63,7 +63,9 @@ class Proxy(Server):
     `upstream_era`: "auto" probes the era each upstream speaks; "legacy" or "modern"
     forces one (for all, or per prefix in a mapping). `input_timeout`: seconds a downstream
     client gets to answer an input request the upstream sent before the upstream call is
-    cancelled. `timeout`: of each upstream request. `name`: the serverInfo name; without
+    cancelled. `timeout`: of each upstream request. `roots`: root URIs the upstreams are
+    given when they ask (without them, a call's own client is asked, and a request outside
+    any call gets none). `name`: the serverInfo name; without
     it a proxy of one upstream answers with the upstream's serverInfo (its description
     noting the proxy) and an aggregating one is "mcpgen-proxy". The upstreams'
     instructions are served unless `instructions` is given. Other keywords are the
@@ -84,6 +86,7 @@ class Proxy(Server):
         cwd: str | None = None,
         timeout: float = 300.0,
         input_timeout: float = 300.0,
+        roots: Sequence[str] | None = None,
         **options: Any,
     ) -> None:
         targets = dict(upstream) if isinstance(upstream, Mapping) else {"": upstream}
@@ -113,6 +116,7 @@ class Proxy(Server):
                 headers=headers,
                 env=env,
                 cwd=cwd,
+                roots=roots,
                 era=eras.get(prefix, default),
                 name=name,
                 log_level="debug",  # every message upstream; each client's level filters
@@ -160,11 +164,7 @@ class Proxy(Server):
         """Follow `mount`'s (the first's) upstream change notifications until it stops
         sending them."""
         mount = mount or self.mounts[0]
-        caps = mount.upstream.server_capabilities
-        resources = caps.get("resources")
-        uris: list[str] = []
-        if isinstance(resources, dict) and resources.get("subscribe"):
-            uris = list(mount.resources)
+        uris = _followed(mount)
         async for note in mount.upstream.listen(
             tools=True, prompts=True, resources=True, resource_uris=uris
         ):
@@ -216,6 +216,28 @@ def _identity(
     return info, "\n\n".join(sections) or None
 
 
+def _followed(mount: Mount) -> list[str]:
+    """The URIs whose updates the proxy follows upstream: the resources the upstream
+    listed at the start, when it offers subscriptions."""
+    resources = mount.upstream.server_capabilities.get("resources")
+    return (
+        list(mount.resources) if isinstance(resources, dict) and resources.get("subscribe") else []
+    )
+
+
+def _undeliverable(followed: set[str]) -> Callable[[str], str | None]:
+    def why(uri: str) -> str | None:
+        if uri in followed:
+            return None
+        return (
+            f"the proxy cannot deliver updates of {uri}: it follows only the resources its "
+            "upstream listed when the proxy started (a URI made from a template is not one), "
+            "and only when that upstream offers subscriptions"
+        )
+
+    return why
+
+
 @contextlib.asynccontextmanager
 async def _connected(proxy: Proxy) -> AsyncIterator[Proxy]:
     """The proxy's lifespan: connect the upstreams, mirror them, follow their changes."""
@@ -224,6 +246,8 @@ async def _connected(proxy: Proxy) -> AsyncIterator[Proxy]:
             await stack.enter_async_context(mount.upstream)
         await proxy.refresh()  # a modern upstream's identity comes with its discover
         proxy.identify()
+        followed = {uri for mount in proxy.mounts for uri in _followed(mount)}
+        proxy.core.undeliverable = _undeliverable(followed)
         if proxy._bus is not None:  # shared: continuations go to the process holding them
             router = Router(proxy.core.bus, lambda: [m.bridge for m in proxy.mounts])
             stack.callback(router.close)

@@ -1,5 +1,6 @@
 """Where shared server state lives: the interfaces (`SessionStore`, `Bus`, `TaskStore`,
-`EventStore`, `KeyRing`) and their in-memory implementations.
+`EventStore`, `KeyRing`, `ReplayCache`, and the policies' `RateLimitStore` and
+`ResponseStore`) and their in-memory implementations.
 
 A deployment with several workers plugs shared implementations of the same interfaces
 in; `tests/stores/` holds the contract every implementation passes. This package knows
@@ -27,10 +28,15 @@ from mcpgen.stores._interfaces import (
     Unsubscribe,
 )
 from mcpgen.stores._keys import InMemoryKeyRing
+from mcpgen.stores._limits import Bucket, InMemoryRateLimitStore, RateLimitStore
+from mcpgen.stores._quota import client_key
+from mcpgen.stores._replay import InMemoryReplayCache, ReplayCache
+from mcpgen.stores._responses import InMemoryResponseStore, ResponseStore
 from mcpgen.stores._sessions import InMemorySessionStore
 from mcpgen.stores._tasks import InMemoryTaskStore
 
 __all__ = [
+    "Bucket",
     "Bus",
     "BusEvent",
     "ChangeEvent",
@@ -38,11 +44,17 @@ __all__ = [
     "InMemoryBus",
     "InMemoryEventStore",
     "InMemoryKeyRing",
+    "InMemoryRateLimitStore",
+    "InMemoryReplayCache",
+    "InMemoryResponseStore",
     "InMemorySessionStore",
     "InMemoryTaskStore",
     "KeyRing",
+    "RateLimitStore",
     "Replay",
+    "ReplayCache",
     "ReplyEvent",
+    "ResponseStore",
     "SessionState",
     "SessionStore",
     "StoreUnavailableError",
@@ -50,4 +62,5 @@ __all__ = [
     "TaskState",
     "TaskStore",
     "Unsubscribe",
+    "client_key",
 ]

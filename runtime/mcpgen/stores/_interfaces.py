@@ -68,8 +68,17 @@ class SessionStore(Protocol):
     """Where legacy HTTP sessions live between requests, keyed by their
     `Mcp-Session-Id`: in the worker's memory, or shared by every worker."""
 
-    async def create(self, state: SessionState) -> None:
-        """Store a new session (an implementation may evict idle ones to make room)."""
+    async def create(
+        self, state: SessionState, *, client: str | None = None, quota: int | None = None
+    ) -> None:
+        """Store a new session (an implementation may evict idle ones to make room).
+
+        `client` is who the session counts against (`mcpgen.stores.client_key`: the
+        principal, or an anonymous client's address; None: nobody). When `client`
+        already holds `quota` sessions, its own least recently used one goes first;
+        and when the store is full, a session of another client goes only if `client`
+        holds none: one client's creations never push out another's sessions while it
+        has any of its own to give up."""
         ...
 
     async def load(self, session_id: str) -> SessionState | None:
@@ -155,6 +164,14 @@ class TaskState(msgspec.Struct, kw_only=True):
 class TaskStore(Protocol):
     """The records of Tasks-extension tasks, readable by any worker: status, result or
     error, outstanding input requests, and who may see them."""
+
+    async def create(
+        self, state: TaskState, *, client: str | None = None, most: int | None = None
+    ) -> bool:
+        """Store a new running task unless `client` (`client_key`; None: the clients
+        nobody knows, together) already has `most` tasks running (working or
+        input_required) here: then False, and nothing is stored. None: no bound."""
+        ...
 
     async def put(self, state: TaskState) -> None:
         """Create or replace a task record."""

@@ -21,7 +21,8 @@ _decode = msgspec.msgpack.Decoder(SessionState).decode
 
 class InMemorySessionStore:
     """Sessions by id, bounded: one unused for `idle_timeout` seconds (by `clock`) is
-    gone, and creating one past `max_sessions` evicts the least recently used.
+    gone, and creating one past `max_sessions` evicts the least recently used, of the
+    creating client's own first (`SessionStore.create`, which also applies its quota).
 
     Ids are the caller's to mint (>= 128 bits of randomness); the store trusts them."""
 
@@ -37,16 +38,28 @@ class InMemorySessionStore:
         self.clock = clock
         # id -> (encoded state, last use); least recently used first
         self._states: OrderedDict[str, tuple[bytes, float]] = OrderedDict()
+        self._client_of: dict[str, str] = {}  # id -> the client it counts against
+        # client -> its sessions' ids, least recently used first
+        self._by_client: dict[str, OrderedDict[str, None]] = {}
 
     def __len__(self) -> int:
         return len(self._states)
 
-    async def create(self, state: SessionState) -> None:
+    async def create(
+        self, state: SessionState, *, client: str | None = None, quota: int | None = None
+    ) -> None:
         self.sweep()
-        while len(self._states) >= self.max_sessions:
-            self._states.popitem(last=False)
+        mine = self._by_client.get(client) if client is not None else None
+        if mine and quota is not None:
+            while mine and len(mine) >= quota:
+                self._forget(next(iter(mine)))
+        while self._states and len(self._states) >= self.max_sessions:
+            self._forget(next(iter(mine)) if mine else next(iter(self._states)))
         self._states[state.id] = (_encode(state), self.clock())
         self._states.move_to_end(state.id)
+        if client is not None:
+            self._client_of[state.id] = client
+            self._by_client.setdefault(client, OrderedDict())[state.id] = None
 
     async def load(self, session_id: str) -> SessionState | None:
         entry = self._states.get(session_id)
@@ -54,10 +67,10 @@ class InMemorySessionStore:
             return None
         now = self.clock()
         if now - entry[1] > self.idle_timeout:
-            del self._states[session_id]
+            self._forget(session_id)
             return None
         self._states[session_id] = (entry[0], now)
-        self._states.move_to_end(session_id)
+        self._used(session_id)
         return _decode(entry[0])
 
     async def save(self, state: SessionState) -> None:
@@ -66,13 +79,30 @@ class InMemorySessionStore:
             return
         now = self.clock()
         if now - entry[1] > self.idle_timeout:
-            del self._states[state.id]
+            self._forget(state.id)
             return
         self._states[state.id] = (_encode(state), now)  # saving is use, like loading
-        self._states.move_to_end(state.id)
+        self._used(state.id)
 
     async def delete(self, session_id: str) -> bool:
-        return self._states.pop(session_id, None) is not None
+        return self._forget(session_id)
+
+    def _used(self, session_id: str) -> None:
+        self._states.move_to_end(session_id)
+        client = self._client_of.get(session_id)
+        if client is not None:
+            self._by_client[client].move_to_end(session_id)
+
+    def _forget(self, session_id: str) -> bool:
+        if self._states.pop(session_id, None) is None:
+            return False
+        client = self._client_of.pop(session_id, None)
+        if client is not None:
+            mine = self._by_client[client]
+            del mine[session_id]
+            if not mine:
+                del self._by_client[client]
+        return True
 
     def sweep(self) -> int:
         """Forget every idle session now; returns how many went. Entries are in order
@@ -83,6 +113,6 @@ class InMemorySessionStore:
             session_id, (_, seen) = next(iter(self._states.items()))
             if seen >= deadline:
                 break
-            del self._states[session_id]
+            self._forget(session_id)
             gone += 1
         return gone

@@ -10,20 +10,25 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata
+import json
 import subprocess
 import sys
 import textwrap
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mcpgen._errors import ConfigurationError
+from mcpgen.stubs._decodable import decodable
 from mcpgen.stubs._schema import combined_schema, method_names
 
 __all__ = ["ToolSpec", "render"]
 
 _INSTALL = "pip install 'mcpgen[stubs]'"
+_NOQA = "# ruff: noqa: E501 (the server's descriptions are kept whole)"
+_FIXES = "I,F401,RUF036"  # import order, unused imports, `None` last in a union
 _ROOT = "StubsUnusedRoot"  # the generator's name for the document root, which is dropped
 _HELPERS = ("_arguments", "_decode", "_T", "Any", "Client", "ToolError", "CallToolResult")
 
@@ -89,29 +94,34 @@ def _models(schema: dict[str, Any]) -> str:
         raise ConfigurationError(
             f"`mcpgen stubs` needs datamodel-code-generator: {_INSTALL}"
         ) from None
-    try:
-        code = dcg.generate(
-            schema,
-            input_file_type=dcg.InputFileType.JsonSchema,
-            output_model_type=DataModelType.MsgspecStruct,
-            target_python_version=dcg.PythonVersion.PY_311,
-            output_datetime_class=dcg.DatetimeClassType.Datetime,
-            class_name=_ROOT,
-            use_annotated=True,
-            field_constraints=True,
-            use_union_operator=True,
-            use_standard_collections=True,
-            use_schema_description=True,
-            set_default_enum_member=True,
-            disable_timestamp=True,
-            formatters=[],
-            allow_remote_refs=False,  # a server's schema must not make us fetch URLs
-        )
-    except dcg.Error as exc:  # a schema it cannot model: say which, without a traceback
-        raise ConfigurationError(
-            f"datamodel-code-generator refused the tool schemas: {exc}"
-        ) from None
-    return code if isinstance(code, str) else ""
+    with warnings.catch_warnings():
+        # Its warning on unions msgspec cannot decode: `decodable` mends those.
+        warnings.simplefilter("ignore", UserWarning)
+        try:
+            code = dcg.generate(
+                schema,
+                input_file_type=dcg.InputFileType.JsonSchema,
+                output_model_type=DataModelType.MsgspecStruct,
+                target_python_version=dcg.PythonVersion.PY_311,
+                output_datetime_class=dcg.DatetimeClassType.Datetime,
+                class_name=_ROOT,
+                use_annotated=True,
+                field_constraints=True,
+                use_union_operator=True,
+                use_msgspec_tagged_unions=True,  # unions with a discriminator (`tag_unions`)
+                use_standard_collections=True,
+                snake_case_field=True,  # `dryRun` is `dry_run`, sent as `dryRun`
+                use_schema_description=True,
+                set_default_enum_member=True,
+                disable_timestamp=True,
+                formatters=[],
+                allow_remote_refs=False,  # a server's schema must not make us fetch URLs
+            )
+        except dcg.Error as exc:  # a schema it cannot model: say which, without a traceback
+            raise ConfigurationError(
+                f"datamodel-code-generator refused the tool schemas: {exc}"
+            ) from None
+    return decodable(code) if isinstance(code, str) else ""
 
 
 def _fields(node: ast.ClassDef, source: str) -> list[_Param]:
@@ -120,12 +130,15 @@ def _fields(node: ast.ClassDef, source: str) -> list[_Param]:
         if not (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)):
             continue
         wire = item.target.id
-        if isinstance(item.value, ast.Call):
-            for kw in item.value.keywords:
-                if kw.arg == "name" and isinstance(kw.value, ast.Constant):
-                    wire = str(kw.value.value)
+        required = item.value is None
+        if isinstance(item.value, ast.Call):  # `= field(name=...)`: a default only if given
+            keywords = {kw.arg: kw.value for kw in item.value.keywords}
+            name = keywords.get("name")
+            if isinstance(name, ast.Constant):
+                wire = str(name.value)
+            required = "default" not in keywords and "default_factory" not in keywords
         annotation = ast.get_source_segment(source, item.annotation) or "Any"
-        params.append(_Param(item.target.id, wire, annotation, item.value is None))
+        params.append(_Param(item.target.id, wire, annotation, required))
     return params
 
 
@@ -278,36 +291,43 @@ def _split(code: str) -> tuple[list[str], list[str]]:
     return imports, body
 
 
+def _run_ruff(step: list[str], code: str, path: Path) -> str:
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "ruff", *step, "--stdin-filename", str(path), "-"],
+            input=code,
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=path.parent if path.parent.is_dir() else None,
+        )
+    except OSError as exc:
+        raise ConfigurationError(f"cannot run ruff ({exc}): {_INSTALL}") from None
+    if done.returncode != 0:
+        if "No module named ruff" in done.stderr:
+            raise ConfigurationError(f"`mcpgen stubs` needs ruff: {_INSTALL}")
+        raise ConfigurationError(f"ruff failed on the generated module: {done.stderr}")
+    return done.stdout
+
+
 def _ruff(code: str, path: Path) -> str:
     """`code` with its imports sorted and pruned, formatted, under the ruff
     configuration that applies to `path` (so the file passes the project's own ruff)."""
-    base = [sys.executable, "-m", "ruff"]
-    # Formatted first so that E501 (and so RUF100, which drops the file's `noqa: E501`
-    # when no line is too long) sees the final lines; the fixes then get formatted.
-    fixes = "I,F401,RUF036,E501,RUF100"
-    steps = (
-        ["format", "--stdin-filename"],
-        ["check", "--fix-only", "--exit-zero", "--select", fixes, "--stdin-filename"],
-        ["format", "--stdin-filename"],
+    code = _run_ruff(["format"], code, path)
+    code = _run_ruff(["check", "--fix-only", "--exit-zero", "--select", _FIXES], code, path)
+    code = _run_ruff(["format"], code, path)
+    # The `noqa: E501` header stays only where that configuration checks line length and
+    # a line is too long: RUF100 (on by default in recent ruff) reports it otherwise.
+    said = _run_ruff(
+        ["check", "--exit-zero", "--extend-select", "RUF100", "--output-format", "json"],
+        code,
+        path,
     )
-    for step in steps:
-        try:
-            done = subprocess.run(
-                [*base, *step, str(path), "-"],
-                input=code,
-                capture_output=True,
-                text=True,
-                check=False,
-                cwd=path.parent if path.parent.is_dir() else None,
-            )
-        except OSError as exc:
-            raise ConfigurationError(f"cannot run ruff ({exc}): {_INSTALL}") from None
-        if done.returncode != 0:
-            if "No module named ruff" in done.stderr:
-                raise ConfigurationError(f"`mcpgen stubs` needs ruff: {_INSTALL}")
-            raise ConfigurationError(f"ruff failed on the generated module: {done.stderr}")
-        code = done.stdout
-    return code
+    unused = any(
+        found.get("code") == "RUF100" and found.get("location", {}).get("row") == 1
+        for found in json.loads(said or "[]")
+    )
+    return code.partition("\n")[2] if unused and code.startswith(_NOQA) else code
 
 
 def render(
@@ -328,7 +348,7 @@ def render(
     code = _models(schema) if schema["$defs"] else ""
     imports, body = _split(code)
     header = [
-        "# ruff: noqa: E501 (the server's descriptions are kept whole)",
+        _NOQA,
         f'"""A typed client for the tools of {who}.',
         "",
         "Written by `mcpgen stubs`; regenerate it rather than edit it.",

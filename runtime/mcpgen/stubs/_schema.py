@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["ToolNames", "combined_schema", "class_stem", "method_names"]
+__all__ = ["ToolNames", "class_stem", "combined_schema", "method_names", "tag_unions"]
 
 _DEFINITION_KEYS = ("$defs", "definitions")
 _WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z0-9])|[A-Z]?[a-z0-9]+|[A-Z]+")
@@ -39,10 +39,15 @@ def _snake(name: str) -> str:
 
 
 def method_names(tools: Iterable[str]) -> dict[str, str]:
-    """Tool name -> a distinct snake_case method name (a clash gets `_2`, `_3`, ...)."""
-    taken: set[str] = set()
-    names: dict[str, str] = {}
+    """Tool name -> a distinct snake_case method name (a clash gets `_2`, `_3`, ...; a
+    tool already named in snake_case keeps its name whatever its place in the list)."""
+    tools = list(tools)
+    exact = {tool for tool in tools if _snake(tool) == tool}
+    taken: set[str] = set(exact)
+    names: dict[str, str] = {tool: tool for tool in exact}
     for tool in tools:
+        if tool in exact:
+            continue
         base = _snake(tool)
         name, n = base, 1
         while name in taken:
@@ -134,4 +139,67 @@ def combined_schema(
             output_name = names.claim(f"{stem}Output")
             _add(defs, names, output_schema, output_name)
         models[tool] = (input_name, output_name)
+    tag_unions(defs)
     return {"$defs": defs}, models
+
+
+def _tags(branch: Any) -> dict[str, str]:
+    """A union branch's required properties of one constant string value: name -> value."""
+    if not isinstance(branch, Mapping) or branch.get("type", "object") != "object":
+        return {}
+    properties = branch.get("properties")
+    if not isinstance(properties, Mapping):
+        return {}
+    found: dict[str, str] = {}
+    for name in branch.get("required") or ():
+        prop = properties.get(name)
+        if not isinstance(prop, Mapping):
+            continue
+        value = prop.get("const")
+        if value is None and isinstance(prop.get("enum"), list) and len(prop["enum"]) == 1:
+            value = prop["enum"][0]
+        if isinstance(value, str):
+            found[str(name)] = value
+    return found
+
+
+def _discriminator(branches: list[Any], defs: Mapping[str, Any]) -> str | None:
+    """The property telling a union's object branches apart, when there is one."""
+    resolved = []
+    for branch in branches:
+        ref = branch.get("$ref") if isinstance(branch, Mapping) else None
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            resolved.append(_tags(defs.get(ref.removeprefix("#/$defs/"))))
+        else:
+            resolved.append(_tags(branch))
+    if len(resolved) < 2 or not all(resolved):
+        return None
+    shared = set.intersection(*(set(tags) for tags in resolved))
+    for name in sorted(shared, key=lambda n: (n not in ("type", "kind"), n)):
+        if len({tags[name] for tags in resolved}) == len(resolved):
+            return name
+    return None
+
+
+def tag_unions(defs: dict[str, Any]) -> None:
+    """Mark each union of object schemas told apart by a constant property with that
+    property as its discriminator, so that its classes become msgspec tagged structs
+    (msgspec decodes a union of several structs only when they are tagged)."""
+
+    def visit(node: Any) -> None:
+        if isinstance(node, list):
+            for item in node:
+                visit(item)
+            return
+        if not isinstance(node, dict):
+            return
+        for key in ("anyOf", "oneOf"):
+            branches = node.get(key)
+            if isinstance(branches, list) and "discriminator" not in node:
+                name = _discriminator(branches, defs)
+                if name is not None:
+                    node["discriminator"] = {"propertyName": name}
+        for value in node.values():
+            visit(value)
+
+    visit(defs)

@@ -1,6 +1,6 @@
 """ASGI plumbing for the HTTP app: responses, SSE framing, the channel that feeds one
-streamed response, request bodies, loopback checks, and a uvicorn server whose shutdown
-ends listen streams first."""
+streamed response, request bodies, loopback checks, and the lines announcing where an
+app is served."""
 
 from __future__ import annotations
 
@@ -9,16 +9,12 @@ import contextlib
 import ipaddress
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from mcpgen import _jsonrpc as rpc
-from mcpgen._errors import ConfigurationError
-from mcpgen._server import Channel
+from mcpgen._server import Channel, RequestInfo
 from mcpgen.stores import EventStore
-
-if TYPE_CHECKING:
-    import uvicorn
 
 log = logging.getLogger("mcpgen.http")
 
@@ -34,8 +30,8 @@ __all__ = [
     "plain_response",
     "read_body",
     "route_path",
+    "work_or_leave",
     "served_urls",
-    "uvicorn_server",
 ]
 
 Scope = dict[str, Any]
@@ -60,17 +56,28 @@ class ResponseStream(Channel):
     just ends the stream)."""
 
     def __init__(
-        self, app: _Spawner, headers: dict[str, str] | None, principal: str | None
+        self,
+        app: _Spawner,
+        headers: dict[str, str] | None,
+        principal: str | None,
+        scope: Scope | None = None,
     ) -> None:
         self.app = app
         self.headers = headers
         self.principal = principal
+        self.scope = scope  # the POST's, for `ctx.request`
         self.events: list[bytes] = []
         self.final: bytes | None = None
         self.closed = False
         self.overflowed = False
         self._wakeup: asyncio.Event | None = None
         self._waiter: asyncio.Future[bool] | None = None  # the writer's, while it is idle
+
+    def request_info(self) -> RequestInfo | None:
+        return None if self.scope is None else request_info(self.scope, "streamable-http")
+
+    def session_id(self) -> str | None:
+        return None if self.headers is None else self.headers.get("mcp-session-id")
 
     @property
     def wakeup(self) -> asyncio.Event:
@@ -151,56 +158,11 @@ class AppOptions(Protocol):
     def sse_path(self) -> str | None: ...
 
 
-class ServedApp(Protocol):
-    """An ASGI app that ends its open streams on `shutdown` (an `McpAsgiApp`)."""
-
-    @property
-    def options(self) -> AppOptions: ...
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None: ...
-
-    async def shutdown(self) -> None: ...
-
-
-def uvicorn_server(
-    app: ServedApp,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    *,
-    announce: IO[str] | None = None,
-    **config: Any,
-) -> uvicorn.Server:
-    """A uvicorn server for `app` whose graceful shutdown first ends every listen stream
-    with its final result (uvicorn waits for open responses before it sends the
-    lifespan shutdown event, which a listen stream would otherwise outlive). With
-    `announce`, the URLs it serves are written there once it listens (the bound port,
-    also when `port` is 0)."""
-    try:
-        import uvicorn  # noqa: PLC0415 (optional: the http extra)
-    except ImportError:
-        raise ConfigurationError("HTTP serving needs uvicorn: pip install 'mcpgen[http]'") from None
-
-    class _Server(uvicorn.Server):
-        async def startup(self, sockets: Any = None) -> None:
-            await super().startup(sockets)
-            if announce is not None and self.started and self.servers:
-                bound = self.servers[0].sockets[0].getsockname()[1]
-                announce.write(served_urls(app.options, host, bound))
-                announce.flush()
-
-        async def shutdown(self, sockets: Any = None) -> None:
-            await app.shutdown()
-            await super().shutdown(sockets)
-
-    config.setdefault("timeout_graceful_shutdown", app.options.shutdown_grace_seconds)
-    return _Server(uvicorn.Config(app, host=host, port=port, lifespan="on", workers=1, **config))
-
-
-def served_urls(options: AppOptions, host: str, port: int) -> str:
+def served_urls(options: AppOptions, host: str, port: int, scheme: str = "http") -> str:
     """The lines announcing where an app listens: its endpoint and, when served, the
     older HTTP+SSE transport's stream."""
     where = f"[{host}]" if ":" in host else host
-    base = f"http://{where}:{port}"
+    base = f"{scheme}://{where}:{port}"
     text = f"mcpgen: serving MCP (Streamable HTTP) at {base}{options.path}\n"
     if options.sse_path is not None:
         text += f"mcpgen: and the older HTTP+SSE transport at {base}{options.sse_path}\n"
@@ -268,6 +230,24 @@ def _event(event_id: str, frame: bytes) -> bytes:
     return b"id: " + event_id.encode() + b"\nevent: message\ndata: " + frame + b"\n\n"
 
 
+def request_info(scope: Scope, transport: str) -> RequestInfo:
+    """What a handler may see of the HTTP request in `scope` (`ctx.request`); the
+    Authorization header stays out of it (the verified token is `ctx.auth`)."""
+    client = scope.get("client")
+    return RequestInfo(
+        transport=transport,
+        method=scope.get("method", ""),
+        path=scope.get("root_path", "") + route_path(scope),
+        query=scope.get("query_string", b"").decode("latin-1"),
+        headers={
+            name.decode("latin-1"): value.decode("latin-1")
+            for name, value in scope.get("headers", ())
+            if name != b"authorization"
+        },
+        client=(client[0], client[1]) if client else None,
+    )
+
+
 def route_path(scope: Scope) -> str:
     """The path an app matches against its routes: `scope["path"]` without the mount
     prefix (`root_path`). Frameworks differ: newer ones (Starlette's `Mount`, uvicorn's
@@ -308,6 +288,31 @@ async def _read_chunks(receive: Receive, cap: int, message: dict[str, Any]) -> b
 async def disconnected(receive: Receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
+
+
+async def work_or_leave(
+    work: asyncio.Future[Any],
+    wakeup: asyncio.Event,
+    receive: Receive,
+    on_disconnect: Callable[[], None] | None,
+) -> bool:
+    """Wait until `work` ends or `wakeup` is set; with `on_disconnect`, call it and
+    return True if the client disconnects first (its request is cancelled)."""
+    waiter = asyncio.ensure_future(wakeup.wait())
+    waits: set[asyncio.Future[Any]] = {work, waiter}
+    gone = None if on_disconnect is None else asyncio.ensure_future(disconnected(receive))
+    if gone is not None:
+        waits.add(gone)
+    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    waiter.cancel()
+    if gone is None:
+        return False
+    if not gone.done():
+        gone.cancel()
+        return False
+    assert on_disconnect is not None
+    on_disconnect()
+    return True
 
 
 async def json_response(
@@ -358,10 +363,12 @@ def judge_host_and_origin(options: AppOptions, bound: str, headers: dict[str, st
         if host_name not in allowed:
             return _forbidden(f"Host {host!r} is not allowed")
     origin = headers.get("origin")
-    if origin is not None and origin != "null":
+    if origin is not None:
+        if origin == "null":  # opaque: any page can send it (a sandboxed frame, a file)
+            return _forbidden("Origin 'null' is not allowed")
         if o.allowed_origins is not None:
             ok = origin in o.allowed_origins
-        elif protect:
+        elif protect and is_loopback(bound):  # local pages, only for a local server
             ok = hostname(urlsplit(origin).netloc) in LOOPBACK_NAMES
         else:
             ok = urlsplit(origin).netloc == host  # same origin only

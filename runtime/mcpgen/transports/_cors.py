@@ -57,9 +57,16 @@ ALLOW_HEADERS = (
     "mcp-method",
     "mcp-name",
     "last-event-id",
+    "dpop",  # a DPoP proof (RFC 9449)
 )
 # Response headers a client must read (the rest it needs are CORS-safelisted).
-EXPOSE_HEADERS = ("mcp-session-id", "mcp-protocol-version", "www-authenticate", "retry-after")
+EXPOSE_HEADERS = (
+    "mcp-session-id",
+    "mcp-protocol-version",
+    "www-authenticate",
+    "retry-after",
+    "dpop-nonce",
+)
 MAX_AGE = 7200  # seconds; Chromium caps a cached preflight at two hours
 
 

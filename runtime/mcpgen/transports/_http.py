@@ -7,10 +7,9 @@ session; the reply is JSON unless the request emits notifications first, then SS
 DELETE refer to it; their state sits in a `SessionStore` and, from 2025-11-25,
 their SSE events in an `EventStore`, replayed after `Last-Event-ID` (`_sessions`).
 
-The deprecated 2024-11-05 HTTP+SSE transport is served on two more paths
-(`_sse_legacy`). Security: Host/Origin checks against DNS rebinding (on by default when
-the server listens on a loopback address) on every path, and a request body cap. CORS
-answers go to browsers from the listed `allowed_origins` only (`_cors`).
+HTTP+SSE (2024-11-05) has two more paths (`_sse_legacy`), the health check one (`_health`).
+Security: Host/Origin checks against DNS rebinding (on by default on a loopback address)
+on every MCP path, a request body cap; CORS only for the `allowed_origins` (`_cors`).
 
 Statuses come from the core: each error frame carries the status the protocol layer
 chose; this module adds only HTTP-level ones (403, 404 for unknown sessions, 405,
@@ -24,10 +23,8 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 from mcpgen import _jsonrpc as rpc
-from mcpgen._server import DEFERRED, Handle, Settled, deliver
+from mcpgen._server import DEFERRED, Handle, Refusal, Settled, deliver
 from mcpgen.stores import (
     EventStore,
     InMemoryEventStore,
@@ -44,19 +41,27 @@ from mcpgen.transports._asgi import (
     plain_response,
     read_body,
     route_path,
-    uvicorn_server,
+    work_or_leave,
 )
 from mcpgen.transports._background import start_kept
 from mcpgen.transports._cors import answered, with_cors
-from mcpgen.transports._http_auth import auth_gate
+from mcpgen.transports._health import off_endpoint
+from mcpgen.transports._http_auth import auth_gate, refuse
 from mcpgen.transports._lifespan import AppLifespan
+from mcpgen.transports._limits import (
+    BodyDeadlines,
+    body_too_slow,
+    client_of,
+    peer_of,
+)
+from mcpgen.transports._options import HttpOptions
 from mcpgen.transports._port import ServerPort
 from mcpgen.transports._sessions import LegacySessions, resumable, unavailable
 from mcpgen.transports._sse_legacy import LegacySse
+from mcpgen.transports._uvicorn import uvicorn_server
 
 if TYPE_CHECKING:
     from mcpgen.auth._metadata import AuthSettings
-    from mcpgen.auth._server import FeatureScopes
 
 __all__ = [
     "EventStore",
@@ -72,27 +77,6 @@ log = logging.getLogger("mcpgen.http")
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
-
-
-class HttpOptions(msgspec.Struct, frozen=True):
-    """Settings of the Streamable HTTP endpoint; `server.asgi_app(**options)` takes them."""
-
-    path: str = "/mcp"
-    max_body: int = 4 * 1024 * 1024
-    keepalive_seconds: float = 15.0
-    # None: protect when the listening socket is a loopback address.
-    dns_rebinding_protection: bool | None = None
-    allowed_hosts: Sequence[str] | None = None  # host names (any port), when protecting
-    allowed_origins: Sequence[str] | None = None  # full origins, e.g. "https://app.example"
-    cors: bool = True  # CORS answers for the listed allowed_origins; False: your middleware's
-    sse_retry_ms: int = 3000
-    shutdown_grace_seconds: float = 5.0
-    session_idle_seconds: float = 1800.0
-    max_sessions: int = 10_000
-    # The deprecated 2024-11-05 HTTP+SSE transport (GET sse_path, POST messages_path);
-    # sse_path=None turns it off.
-    sse_path: str | None = "/sse"
-    messages_path: str = "/messages"
 
 
 # Request headers the endpoint reads, with their `str` keys; every `mcp-*` one is read too
@@ -163,7 +147,6 @@ class McpAsgiApp:
         store: SessionStore | None = None,
         events: EventStore | None = None,
         auth: AuthSettings | None = None,  # bearer tokens required (`_http_auth`)
-        features: FeatureScopes | None = None,  # the scopes each feature needs
     ) -> None:
         self.server = server
         self.options = o = options or HttpOptions()
@@ -172,13 +155,14 @@ class McpAsgiApp:
         self.tasks: set[asyncio.Task[Any]] = set()
         self.streams: set[_Stream] = set()
         self.stopping = False
+        self.bodies = BodyDeadlines(o.body_timeout_seconds)
         self._verdicts: dict[tuple[Any, ...], bytes | None] = {}  # (host, origin, bound address)
         self._accepts: dict[str, tuple[bool, bool]] = {}  # Accept -> (JSON ok, SSE ok)
         self._path = self.options.path.rstrip("/")
         self.legacy_sse = (
             None if o.sse_path is None else LegacySse(self, o.sse_path, o.messages_path)
         )
-        self.gate, self._serve = auth_gate(self, auth, self._path, features)
+        self.gate, self._serve = auth_gate(self, auth, self._path)
         self.cors, self._serve = with_cors(self, self._serve)  # (None, itself): none listed
         self.life = AppLifespan(server, self.shutdown)  # ASGI lifespan, or the first request
         self.lifespan = self.life.host_lifespan  # for a host: `FastAPI(lifespan=app.lifespan)`
@@ -190,10 +174,19 @@ class McpAsgiApp:
         kind = scope["type"]
         if kind == "http":
             if self.life.started or await self.life.first_request(send):
+                bodies = self.bodies
+                if scope["method"] == "POST":  # a body that trickles in is cut off
+                    bodies.reading(scope)
                 try:
                     await self._serve(scope, receive, send)
                 except StoreUnavailableError as exc:  # a shared store is down: 503
                     await unavailable(send, exc)
+                except asyncio.CancelledError:
+                    if not bodies.expired(scope):
+                        raise
+                    await body_too_slow(send, bodies.seconds)
+                finally:
+                    bodies.read(scope)
         elif kind == "lifespan":
             await self.life.serve(receive, send)
 
@@ -223,7 +216,7 @@ class McpAsgiApp:
         if path != self._path and path.rstrip("/") != self._path:
             old = self.legacy_sse
             if old is None or not old.serves(path):
-                await plain_response(send, 404, b"not found")
+                await off_endpoint(self, path, scope, send)  # the health check, else 404
                 return
         headers = _read_headers(scope["headers"])
         denied = self._deny(scope, headers)
@@ -281,6 +274,7 @@ class McpAsgiApp:
             return
         cap = self.options.max_body
         body = await read_body(receive, cap)
+        self.bodies.read(scope)
         if body is None:
             frame = _error(rpc.INVALID_REQUEST, f"request body over {cap} bytes", 413)
             await json_response(send, frame, 413)
@@ -293,14 +287,17 @@ class McpAsgiApp:
             return
         http_session = found  # None: a fresh core session, a channel only if it goes legacy
         session = self.server.session() if found is None else found.core
-        channel = _Stream(self, headers, principal)
+        channel = _Stream(self, headers, principal, scope)
         channel.auth = scope.get("mcpgen.auth")  # the verified token (`_http_auth`)
+        channel.peer = peer_of(scope)  # an anonymous client's quotas count against it
         outcome = session.receive(body, channel)
+        if type(outcome) is Refusal and await refuse(self.gate, scope, send, outcome):
+            return  # judged by the core: the token lacks a scope the request needs
         extra: list[tuple[bytes, bytes]] = []
         if http_session is not None:
             await self.legacy_sessions.persist(http_session)
         elif session.legacy_version is not None:  # an initialize handshake
-            http_session = await self.legacy_sessions.open(session, principal)
+            http_session = await self.legacy_sessions.open(session, principal, client_of(scope))
             extra.append((b"mcp-session-id", http_session.id.encode()))
         if outcome is None:
             await plain_response(send, 202, b"", extra)
@@ -352,12 +349,11 @@ class McpAsgiApp:
         """The response to one delivered outcome: JSON when the reply is there before
         anything else was emitted, 202 when pending work ended without one, else SSE
         (or, for a client that takes no SSE, JSON once the reply comes)."""
-        if task is not None and json_ok and not channel.events and channel.final is None:
-            # Answer in JSON if the work ends before it emits anything.
-            waiter = asyncio.ensure_future(channel.wakeup.wait())
-            first: set[asyncio.Future[Any]] = {task, waiter}
-            await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
-            waiter.cancel()
+        # Answer in JSON if the work ends before it emits anything; a modern client that
+        # leaves meanwhile (a timeout, a cancel) cancels it.
+        silent = task is not None and json_ok and not channel.events and channel.final is None
+        if silent and await work_or_leave(task, channel.wakeup, receive, on_disconnect):  # type: ignore[arg-type]
+            return
         done = task is None or task.done()
         final = channel.final
         if done and final is not None and not (channel.events and sse_ok):

@@ -10,8 +10,9 @@ With it, each request first passes `guarded`:
   otherwise); the token's principal and the token go into the ASGI scope
   (`mcpgen.principal`, `mcpgen.auth`), where the app binds sessions, tasks and
   requestState to the principal and hands the token to handlers (`ctx.auth`);
-- when some feature needs a scope, a POST's body is read here and checked (403
-  `insufficient_scope`), then replayed to the app.
+- per-feature scopes are not judged here (no body is read): the core judges them on
+  the request it dispatches and answers a `Refusal`, which `refuse` writes as the
+  gate's 403 `insufficient_scope` challenge.
 """
 
 from __future__ import annotations
@@ -20,14 +21,14 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mcpgen import _jsonrpc as rpc
-from mcpgen.transports._asgi import Receive, Scope, Send, json_response, read_body, route_path
+from mcpgen._server._authorize import Refusal
+from mcpgen.transports._asgi import Receive, Scope, Send, json_response, route_path
 
 if TYPE_CHECKING:
     from mcpgen.auth._metadata import AuthSettings
-    from mcpgen.auth._server import AuthGate, FeatureScopes
+    from mcpgen.auth._server import AuthGate
 
-__all__ = ["auth_gate", "guarded"]
+__all__ = ["auth_gate", "guarded", "refuse"]
 
 Serve = Callable[[Scope, Receive, Send], Awaitable[None]]
 
@@ -36,16 +37,8 @@ class _Paths(Protocol):
     def serves(self, path: str) -> bool: ...
 
 
-class _Options(Protocol):
-    @property
-    def max_body(self) -> int: ...
-
-
 class _App(Protocol):
     """What the gate needs of the HTTP app (an `McpAsgiApp`)."""
-
-    @property
-    def options(self) -> _Options: ...
 
     @property
     def legacy_sse(self) -> _Paths | None: ...
@@ -61,15 +54,13 @@ def _owned(app: _App, gate: AuthGate, path: str) -> bool:
     return old is not None and old.serves(path)
 
 
-def auth_gate(
-    app: _App, auth: AuthSettings | None, path: str, features: FeatureScopes | None
-) -> tuple[AuthGate | None, Serve]:
+def auth_gate(app: _App, auth: AuthSettings | None, path: str) -> tuple[AuthGate | None, Serve]:
     """The gate for `auth` (None without) and the function that serves a request."""
     if auth is None:
         return None, app._http
     from mcpgen.auth._server import AuthGate  # noqa: PLC0415 (only when auth is configured)
 
-    gate = AuthGate(auth, path, features)
+    gate = AuthGate(auth, path)
     return gate, functools.partial(guarded, app, gate)
 
 
@@ -87,29 +78,33 @@ async def guarded(app: _App, gate: AuthGate, scope: Scope, receive: Receive, sen
     if isinstance(access, tuple):
         await json_response(send, access[1], access[0], access[2])
         return
-    scope["mcpgen.principal"] = access.subject or access.client_id  # `access.principal`
+    scope["mcpgen.principal"] = access.principal  # namespaced: user or client, per issuer
     scope["mcpgen.auth"] = access
-    features = gate.features
-    if scope["method"] != "POST" or features is None or not features.scoped:
-        await app._http(scope, receive, send)
-        return
-    body = await read_body(receive, app.options.max_body)
-    if body is None:
-        frame = rpc.error_frame(None, rpc.INVALID_REQUEST, "request body too large", status=413)
-        await json_response(send, frame, 413)
-        return
-    refused = gate.authorize(scope, access, body)
-    if refused is not None:
-        await json_response(send, refused[1], refused[0], refused[2])
-        return
-    await app._http(scope, _replay(body, receive), send)
+    nonce = scope.get("mcpgen.dpop_nonce")  # the next DPoP nonce (`mcpgen.auth._dpop`)
+    if nonce is not None:
+        send = _with_nonce(send, nonce.encode())
+    await app._http(scope, receive, send)
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """`receive` as if the body had not been read yet."""
-    pending: list[dict[str, Any]] = [{"type": "http.request", "body": body, "more_body": False}]
+def _with_nonce(send: Send, nonce: bytes) -> Send:
+    """`send` adding `DPoP-Nonce` (and no-store, as a nonce must not be cached) to the
+    response's headers."""
 
-    async def again() -> dict[str, Any]:
-        return pending.pop() if pending else await receive()
+    async def sending(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            extra = [(b"dpop-nonce", nonce), (b"cache-control", b"no-store")]
+            kept = [h for h in message.get("headers", []) if h[0].lower() != b"cache-control"]
+            message = {**message, "headers": [*kept, *extra]}
+        await send(message)
 
-    return again
+    return sending
+
+
+async def refuse(gate: AuthGate | None, scope: Scope, send: Send, frame: object) -> bool:
+    """Write the answer to a request the core refused (a `Refusal`): the gate's 403
+    challenge. False when `frame` is no refusal (or no gate)."""
+    if gate is None or type(frame) is not Refusal:
+        return False
+    status, body, headers = gate.insufficient(scope, frame.scopes)
+    await json_response(send, body, status, headers)
+    return True

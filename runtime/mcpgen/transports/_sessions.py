@@ -7,8 +7,9 @@ worker can read: `LegacySessions` creates it on `initialize`, saves it when a me
 changed it, deletes it on DELETE, and rebuilds a core session from it for a request
 whose session is not live here. What lives only here: the core session (in-flight
 work, requests out to the client), the open GET streams and the frames waiting for
-one. `LiveSessions` holds those, bounded like the store: idle ones expire and past the
-bound the least recently used without an open stream goes (its core session closed).
+one. `LiveSessions` (`_live`) holds those, bounded like the store: idle ones expire and
+past the bound the least recently used without an open stream goes, the creating
+client's own first (its core session closed).
 A session without a record is over, never rebuilt from a live copy (a DELETE on any
 worker is final); `_keepalive` keeps the record of one with an open GET stream fresh.
 
@@ -39,20 +40,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
-from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, Literal, Protocol
 
 from mcpgen import _jsonrpc as rpc
 from mcpgen import _protocol as proto
 from mcpgen._server import Channel, Handle
-from mcpgen._server._state import random_token
+from mcpgen._server._masking import UNAVAILABLE
 from mcpgen.stores import (
     EventStore,
     InMemoryEventStore,
     InMemorySessionStore,
-    SessionState,
     SessionStore,
     StoreUnavailableError,
 )
@@ -66,6 +64,7 @@ from mcpgen.transports._asgi import (
     plain_response,
 )
 from mcpgen.transports._keepalive import Keepalive, end_streams
+from mcpgen.transports._live import BACKLOG, HttpSession, LiveSessions, new_session_id
 from mcpgen.transports._port import ServerPort, SessionPort
 from mcpgen.transports._replies import ReplyRouter, answers, bus_of
 from mcpgen.transports._standalone import (
@@ -89,7 +88,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("mcpgen.server")
-_BACKLOG = 1000  # frames kept for a GET stream that is not open (yet)
 _GONE = rpc.error_frame(None, rpc.INVALID_REQUEST, "unknown or expired session", status=404)
 Scope = dict[str, Any]
 
@@ -101,15 +99,10 @@ def _error(message: str, status: int) -> rpc.ErrorFrame:
 async def unavailable(send: Send, exc: StoreUnavailableError) -> None:
     """Answer 503 with a JSON-RPC error: a shared store (Redis) is down. Nothing when
     the response had already started (a stream that was writing just ends)."""
-    log.warning("%s", exc)
-    frame = rpc.error_frame(None, INTERNAL_ERROR, f"service unavailable: {exc}", status=503)
+    log.warning("%s", exc)  # the store's address and error: for the operator only
+    frame = rpc.error_frame(None, INTERNAL_ERROR, UNAVAILABLE, status=503)
     with contextlib.suppress(RuntimeError, OSError):  # it had started: nothing more to say
         await json_response(send, frame, 503, [(b"retry-after", b"1")])
-
-
-def new_session_id() -> str:
-    # 32 random bytes, URL-safe: visible ASCII (0x21-0x7E) as the spec requires.
-    return random_token(32)
 
 
 class _Spawner(Protocol):
@@ -123,6 +116,8 @@ class _Options(Protocol):
     def session_idle_seconds(self) -> float: ...
     @property
     def max_sessions(self) -> int: ...
+    @property
+    def max_sessions_per_client(self) -> int | None: ...
     @property
     def sse_retry_ms(self) -> int: ...
 
@@ -143,30 +138,6 @@ class _App(_Spawner, Protocol):
     ) -> None: ...
 
 
-class HttpSession:
-    """One legacy session live in this process."""
-
-    __slots__ = ("backlog", "core", "id", "last_seen", "principal", "saved", "streams")
-
-    def __init__(self, session_id: str, core: SessionPort, principal: str | None = None) -> None:
-        self.id = session_id
-        self.core = core
-        self.principal = principal  # who created it: nobody else may use it
-        self.streams: list[ResponseStream] = []  # open GET streams, newest last
-        self.backlog: list[bytes] = []  # server-initiated frames while no GET stream is open
-        self.saved: SessionState | None = None  # as last read from or written to the store
-        self.last_seen = time.monotonic()
-
-    def take_backlog(self) -> list[bytes]:
-        backlog, self.backlog = self.backlog, []
-        return backlog
-
-    def requeue(self, frames: list[bytes]) -> None:
-        """Put frames a closed stream never wrote back before the backlog."""
-        if frames:
-            self.backlog = (frames + self.backlog)[:_BACKLOG]
-
-
 class SessionChannel(Channel):
     """Server-initiated frames of a legacy session: to its newest GET stream, or kept
     (bounded) until one opens."""
@@ -184,84 +155,11 @@ class SessionChannel(Channel):
             return
         if session.streams:
             session.streams[-1].notify(frame)
-        elif len(session.backlog) < _BACKLOG:
+        elif len(session.backlog) < BACKLOG:
             session.backlog.append(frame)
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> Handle:
         return self.spawner.spawn(coro)
-
-
-class LiveSessions:
-    """The sessions this process holds, bounded: idle ones expire, and past
-    `max_sessions` the least recently used one without an open stream is evicted.
-    A session leaving closes its core session (its work is cancelled)."""
-
-    def __init__(
-        self,
-        *,
-        idle_timeout: float = 1800.0,
-        max_sessions: int = 10_000,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.idle_timeout = idle_timeout
-        self.max_sessions = max_sessions
-        self.clock = clock
-        self._sessions: OrderedDict[str, HttpSession] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._sessions)
-
-    def add(
-        self, core: SessionPort, principal: str | None = None, session_id: str | None = None
-    ) -> HttpSession:
-        """Hold `core` under `session_id` (a new id when None)."""
-        self.sweep()
-        while len(self._sessions) >= self.max_sessions and self._evict_one():
-            pass
-        session = HttpSession(session_id or new_session_id(), core, principal)
-        session.last_seen = self.clock()
-        self._sessions[session.id] = session
-        return session
-
-    def get(self, session_id: str) -> HttpSession | None:
-        session = self._sessions.get(session_id)
-        if session is None:
-            return None
-        if self._expired(session):
-            self._drop(session_id)
-            return None
-        session.last_seen = self.clock()
-        self._sessions.move_to_end(session_id)
-        return session
-
-    def peek(self, session_id: str) -> HttpSession | None:
-        """The session if held here, without counting this as use."""
-        return self._sessions.get(session_id)
-
-    def remove(self, session_id: str) -> HttpSession | None:
-        return self._drop(session_id)
-
-    def sweep(self) -> int:
-        expired = [sid for sid, s in self._sessions.items() if self._expired(s)]
-        for sid in expired:
-            self._drop(sid)
-        return len(expired)
-
-    def _expired(self, session: HttpSession) -> bool:
-        return not session.streams and self.clock() - session.last_seen > self.idle_timeout
-
-    def _evict_one(self) -> bool:
-        for sid, session in self._sessions.items():  # least recently used first
-            if not session.streams:
-                self._drop(sid)
-                return True
-        return False
-
-    def _drop(self, session_id: str) -> HttpSession | None:
-        session = self._sessions.pop(session_id, None)
-        if session is not None:
-            session.core.close()
-        return session
 
 
 def resumable(core: SessionPort) -> bool:
@@ -289,6 +187,7 @@ class LegacySessions:
         self.live = LiveSessions(idle_timeout=idle, max_sessions=most)
         self.keepalive = Keepalive(self.store, self.live, app, idle)  # for GET-only clients
         self.retry_ms = options.sse_retry_ms
+        self.quota = options.max_sessions_per_client
         self.replies = ReplyRouter(app, self.live, self._channel)
         self.shared: Standalone | None = None
 
@@ -349,14 +248,17 @@ class LegacySessions:
             live.saved = state
         return live
 
-    async def open(self, core: SessionPort, principal: str | None) -> HttpSession:
-        """The session `initialize` just created in `core`: live here, stored."""
+    async def open(
+        self, core: SessionPort, principal: str | None, client: str | None = None
+    ) -> HttpSession:
+        """The session `initialize` just created in `core`: live here, stored, counted
+        against `client` (`_limits.client_of`) and its quota."""
         self._bind()
-        live = self.live.add(core, principal)
+        live = self.live.add(core, principal, client=client)
         core.attach(self._channel(live))
         live.saved = core.to_state(live.id, principal)
         assert live.saved is not None  # the core holds an initialized legacy session
-        await self.store.create(live.saved)
+        await self.store.create(live.saved, client=client, quota=self.quota)
         return live
 
     async def persist(self, live: HttpSession) -> None:

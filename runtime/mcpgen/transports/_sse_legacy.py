@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs, quote
 
 from mcpgen import _jsonrpc as rpc
 from mcpgen._errors import ConfigurationError
-from mcpgen._server import Channel, Settled, deliver
+from mcpgen._server import Channel, RequestInfo, Settled, deliver
 from mcpgen.transports._asgi import (
     Receive,
     ResponseStream,
@@ -35,9 +35,15 @@ from mcpgen.transports._asgi import (
     json_response,
     plain_response,
     read_body,
+    request_info,
 )
+from mcpgen.transports._http_auth import refuse
+from mcpgen.transports._limits import BodyDeadlines, client_of, peer_of
 from mcpgen.transports._port import ServerPort
 from mcpgen.transports._sessions import HttpSession, LiveSessions
+
+if TYPE_CHECKING:
+    from mcpgen.auth._server import AuthGate
 
 __all__ = ["HostApp", "LegacySse"]
 
@@ -55,6 +61,8 @@ class _Options(Protocol):
     def session_idle_seconds(self) -> float: ...
     @property
     def max_sessions(self) -> int: ...
+    @property
+    def max_sessions_per_client(self) -> int | None: ...
 
 
 class HostApp(Protocol):
@@ -62,6 +70,7 @@ class HostApp(Protocol):
     (an `McpAsgiApp`): its server, options, tasks, open streams and stream pump."""
 
     streams: set[ResponseStream]
+    gate: AuthGate | None  # bearer tokens checked (`_http_auth`), or None
 
     @property
     def server(self) -> ServerPort: ...
@@ -69,6 +78,8 @@ class HostApp(Protocol):
     def options(self) -> _Options: ...
     @property
     def stopping(self) -> bool: ...
+    @property
+    def bodies(self) -> BodyDeadlines: ...
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
 
@@ -96,11 +107,19 @@ class _Relay(Channel):
     session's stream; `principal` (and `auth`, its verified token) is the caller of the
     request that brought the message (`scope`)."""
 
-    def __init__(self, app: HostApp, stream: ResponseStream, scope: Scope) -> None:
+    def __init__(self, app: HostApp, stream: ResponseStream, scope: Scope, session_id: str) -> None:
         self.app = app
         self.stream = stream
         self.principal = scope.get("mcpgen.principal")
         self.auth = scope.get("mcpgen.auth")
+        self.scope, self.sid = scope, session_id
+        self.peer = peer_of(scope)
+
+    def request_info(self) -> RequestInfo:
+        return request_info(self.scope, "sse")
+
+    def session_id(self) -> str:
+        return self.sid
 
     def notify(self, frame: bytes) -> None:
         self.stream.notify(frame)
@@ -174,8 +193,15 @@ class LegacySse:
             await json_response(send, _error(rpc.INVALID_REQUEST, "shutting down", 503), 503)
             return
         stream = ResponseStream(app, None, None)
-        relay = _Relay(app, stream, scope)
-        http_session = self.store.add(app.server.session(relay), relay.principal)  # evicts idle
+        relay = _Relay(app, stream, scope, "")
+        client = client_of(scope)
+        quota = app.options.max_sessions_per_client
+        if quota is not None and self.store.held_by(client) >= quota:  # each with its stream
+            frame = _error(rpc.INVALID_REQUEST, "too many open sessions for this client", 429)
+            await json_response(send, frame, 429)
+            return
+        http_session = self.store.add(app.server.session(relay), relay.principal, client=client)
+        relay.sid = http_session.id
         if len(self.store) > app.options.max_sessions:  # every one has an open stream
             self.store.remove(http_session.id)
             frame = _error(rpc.INVALID_REQUEST, "too many open sessions", 503)
@@ -230,6 +256,7 @@ class LegacySse:
             return
         cap = self.app.options.max_body
         body = await read_body(receive, cap)
+        self.app.bodies.read(scope)
         if body is None:
             frame = _error(rpc.INVALID_REQUEST, f"request body over {cap} bytes", 413)
             await json_response(send, frame, 413)
@@ -238,9 +265,11 @@ class LegacySse:
             await json_response(send, _GONE, 404)
             return
         stream: ResponseStream = http_session.streams[0]
-        relay = _Relay(self.app, stream, scope)
+        relay = _Relay(self.app, stream, scope, session_id)
         outcome = http_session.core.receive(body, relay)
         deliver(outcome, relay)  # a reply, now or later, is one more event on the stream
+        if await refuse(self.app.gate, scope, send, outcome):
+            return  # refused by the core (a scope the token lacks): the POST says so too
         if isinstance(outcome, rpc.ErrorFrame) and outcome.code == rpc.PARSE_ERROR:
             await json_response(send, outcome, 400)  # not JSON: say so here as well
             return

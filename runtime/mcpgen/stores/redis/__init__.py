@@ -1,6 +1,8 @@
 """The stores on Redis (the `redis` extra: redis-py's asyncio client), for several
 workers behind one endpoint: `RedisSessionStore`, `RedisBus`, `RedisTaskStore`,
-`RedisEventStore`, all on one `Connection` (a URL and a key prefix).
+`RedisEventStore` (and `RedisReplayCache`, for DPoP proofs), all on one `Connection`
+(a URL and a key prefix); for the policies of `mcpgen.middleware`,
+`RedisRateLimitStore` and `RedisResponseStore`.
 
 `RedisStores.from_url(url)` builds the four together; `Server(redis=url)` (or
 `MCPGEN_REDIS_URL`) does it for a server. State is encoded with msgspec (msgpack),
@@ -19,15 +21,21 @@ import msgspec
 from mcpgen.stores.redis._base import DEFAULT_PREFIX, Connection, redacted
 from mcpgen.stores.redis._bus import RedisBus
 from mcpgen.stores.redis._events import RedisEventStore
+from mcpgen.stores.redis._limits import RedisRateLimitStore
+from mcpgen.stores.redis._replay import RedisReplayCache
+from mcpgen.stores.redis._responses import RedisResponseStore
 from mcpgen.stores.redis._sessions import RedisSessionStore
 from mcpgen.stores.redis._tasks import LEASE_LOST, RedisTaskStore
 
 __all__ = [
+    "Connection",
     "DEFAULT_PREFIX",
     "LEASE_LOST",
-    "Connection",
     "RedisBus",
     "RedisEventStore",
+    "RedisRateLimitStore",
+    "RedisReplayCache",
+    "RedisResponseStore",
     "RedisSessionStore",
     "RedisStores",
     "RedisTaskStore",

@@ -252,6 +252,9 @@ class RedisEventStore:
         self._claim = client.register_script(_CLAIM)
         self._release = client.register_script(_RELEASE)
         self._ttl_ms = max(1, int(ttl * 1000))
+        # Every script names one key (the scripts find the others from the prefix): it
+        # routes the script to the node holding the prefix's hash slot under a Cluster.
+        self._route = [connection.prefix + "e-ids"]
 
     def _append_args(self, stream_id: str, frame: bytes) -> list[_Arg]:
         return [
@@ -268,7 +271,8 @@ class RedisEventStore:
 
     async def append(self, stream_id: str, frame: bytes) -> str:
         async with guard(self.connection.url):
-            event_id = await self._append(args=self._append_args(stream_id, frame))
+            args = self._append_args(stream_id, frame)
+            event_id = await self._append(keys=self._route, args=args)
         return event_id.decode("ascii") if isinstance(event_id, bytes) else str(event_id)
 
     async def deliver(
@@ -304,7 +308,7 @@ class RedisEventStore:
         for attempt in range(2):
             pipe = client.pipeline(transaction=False)
             for args in chunks:
-                pipe.execute_command("EVALSHA", self._deliver.sha, 0, *args)
+                pipe.execute_command("EVALSHA", self._deliver.sha, 1, *self._route, *args)
             async with guard(self.connection.url):
                 done = await pipe.execute(raise_on_error=False)
                 if attempt == 0 and any(isinstance(d, rex.NoScriptError) for d in done):
@@ -322,7 +326,7 @@ class RedisEventStore:
     async def release(self, stream_id: str, worker: str) -> None:
         """`worker` no longer streams `stream_id` (unless another worker took it over)."""
         async with guard(self.connection.url):
-            await self._release(args=[self.connection.prefix, stream_id, worker])
+            await self._release(keys=self._route, args=[self.connection.prefix, stream_id, worker])
 
     async def claim(
         self, stream_id: str, after: str | None = None, *, worker: str = ""
@@ -338,7 +342,7 @@ class RedisEventStore:
         args: list[_Arg] = [self.connection.prefix, stream_id, number, key]
         args += [repr(self.clock()), repr(self.ttl), worker, SEQUENCE]
         async with guard(self.connection.url):
-            found = await self._claim(args=args)
+            found = await self._claim(keys=self._route, args=args)
         if not isinstance(found, list):
             return None
         if not found:
@@ -353,7 +357,7 @@ class RedisEventStore:
             return None
         args: list[_Arg] = [self.connection.prefix, key, number, repr(self.clock()), repr(self.ttl)]
         async with guard(self.connection.url):
-            found = await self._replay(args=args)
+            found = await self._replay(keys=self._route, args=args)
         if not isinstance(found, list):
             return None
         stream, first, *frames = found

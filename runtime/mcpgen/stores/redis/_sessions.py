@@ -57,45 +57,98 @@ local function record_uses(used, prefix, ttl, first)
 end
 """
 
-# KEYS: the used set, the version counter; ARGV: prefix, id, now, idle, data, most,
-# ttl_ms, channel, then the uses to record. Returns the version, then the ids it removed.
+# A session's client (`create`'s quota): the hash `s-client` maps its id to the client,
+# the set `s-q:<client>` holds the client's ids. A session that goes, however it goes,
+# leaves both (KEYS[3] is the hash, ARGV[1] the quota sets' prefix, in `forget`).
+_FORGET = """
+local function forget(clients, qprefix, sid)
+  local client = redis.call('HGET', clients, sid)
+  if client then
+    redis.call('SREM', qprefix .. client, sid)
+    redis.call('HDEL', clients, sid)
+  end
+end
+"""
+
+# KEYS: the used set, the version counter, the clients hash; ARGV: prefix, id, now,
+# idle, data, most, ttl_ms, channel, client ('': none), quota (0: none), the quota
+# sets' prefix, then the uses to record. Returns the version, then the ids it removed.
+# Eviction: the creating client's own sessions go first, least recently used first
+# (down to quota - 1, then while the store is full); another client's only when it
+# has none left.
 _CREATE = (
     _USES
+    + _FORGET
     + """
-local used, prefix, chan = KEYS[1], ARGV[1], ARGV[8]
-record_uses(used, prefix, ARGV[7], 9)
-local oldest = tonumber(ARGV[3]) - tonumber(ARGV[4])
-local stale = redis.call('ZRANGEBYSCORE', used, '-inf', '(' .. oldest)
+local used, prefix, chan, clients = KEYS[1], ARGV[1], ARGV[8], KEYS[3]
+local client, quota, qprefix = ARGV[9], tonumber(ARGV[10]), ARGV[11]
+record_uses(used, prefix, ARGV[7], 12)
 local removed = {0}
-for _, sid in ipairs(stale) do
+local function drop(sid)
   removed[#removed + 1] = sid
   redis.call('DEL', prefix .. sid)
   redis.call('PUBLISH', chan, 'd ' .. sid)
+  forget(clients, qprefix, sid)
 end
+local oldest = tonumber(ARGV[3]) - tonumber(ARGV[4])
+local stale = redis.call('ZRANGEBYSCORE', used, '-inf', '(' .. oldest)
+for _, sid in ipairs(stale) do drop(sid) end
 if #stale > 0 then redis.call('ZREM', used, unpack(stale)) end
+local mine = {}
+if client ~= '' then
+  for _, sid in ipairs(redis.call('SMEMBERS', qprefix .. client)) do
+    local seen = redis.call('ZSCORE', used, sid)
+    if seen then
+      mine[#mine + 1] = {tonumber(seen), sid}
+    else
+      forget(clients, qprefix, sid)
+    end
+  end
+  table.sort(mine, function(a, b) return a[1] < b[1] end)
+end
+local next_mine = 1
+local function drop_mine()
+  local sid = mine[next_mine][2]
+  next_mine = next_mine + 1
+  redis.call('ZREM', used, sid)
+  drop(sid)
+end
+if quota > 0 then
+  while #mine - next_mine + 1 >= quota do drop_mine() end
+end
 local most = tonumber(ARGV[6])
-while redis.call('ZCARD', used) >= most do
-  local gone = redis.call('ZPOPMIN', used)
-  removed[#removed + 1] = gone[1]
-  redis.call('DEL', prefix .. gone[1])
-  redis.call('PUBLISH', chan, 'd ' .. gone[1])
+while redis.call('ZCARD', used) >= most and redis.call('ZCARD', used) > 0 do
+  if next_mine <= #mine then
+    drop_mine()
+  else
+    local gone = redis.call('ZPOPMIN', used)
+    drop(gone[1])
+  end
 end
 local v = redis.call('INCR', KEYS[2])
 redis.call('SET', prefix .. ARGV[2], v .. '|' .. ARGV[5], 'PX', ARGV[7])
 redis.call('ZADD', used, ARGV[3], ARGV[2])
+if client ~= '' then
+  redis.call('SADD', qprefix .. client, ARGV[2])
+  redis.call('HSET', clients, ARGV[2], client)
+end
 redis.call('PUBLISH', chan, 'c ' .. v .. ' ' .. ARGV[2])
 removed[1] = v
 return removed
 """
 )
 
-# KEYS: the used set, the state, the version counter; ARGV: id, now, idle, ttl_ms,
-# data ('' for a load), a use not yet recorded (0: none), channel
-_TOUCH = """
+# KEYS: the used set, the state, the version counter, the clients hash; ARGV: id, now,
+# idle, ttl_ms, data ('' for a load), a use not yet recorded (0: none), channel, the
+# quota sets' prefix
+_TOUCH = (
+    _FORGET
+    + """
 local function gone()
   redis.call('ZREM', KEYS[1], ARGV[1])
   redis.call('DEL', KEYS[2])
   redis.call('PUBLISH', ARGV[7], 'd ' .. ARGV[1])
+  forget(KEYS[4], ARGV[8], ARGV[1])
   return false
 end
 local seen = redis.call('ZSCORE', KEYS[1], ARGV[1])
@@ -116,15 +169,20 @@ end
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 return data
 """
+)
 
-# KEYS: the used set, the state; ARGV: id, channel
-_DELETE = """
+# KEYS: the used set, the state, the clients hash; ARGV: id, channel, the quota sets' prefix
+_DELETE = (
+    _FORGET
+    + """
 local removed = redis.call('ZREM', KEYS[1], ARGV[1])
 local deleted = redis.call('DEL', KEYS[2])
 redis.call('PUBLISH', ARGV[2], 'd ' .. ARGV[1])
+forget(KEYS[3], ARGV[3], ARGV[1])
 if removed == 1 and deleted == 1 then return 1 end
 return 0
 """
+)
 
 # KEYS: the used set; ARGV: prefix, ttl_ms, then the uses; returns the ids not there
 # (also those whose state went behind the stores' back: FLUSHDB, an eviction policy)
@@ -147,7 +205,8 @@ return gone
 class RedisSessionStore:
     """Sessions by id in Redis, bounded as the in-memory store is: one unused for
     `idle_timeout` seconds is gone, and creating one past `max_sessions` evicts the
-    least recently used. `clock` gives wall-clock seconds (every worker's must agree).
+    least recently used, of the creating client's own first (its quota as well:
+    `SessionStore.create`). `clock` gives wall-clock seconds (every worker's must agree).
 
     With `bus`, records this worker served are answered from its memory while they
     are at most `stale_after` seconds behind Redis (0: never); see the module docstring.
@@ -171,6 +230,8 @@ class RedisSessionStore:
         self._prefix = connection.prefix + "s:"
         self._used = connection.prefix + "s-used"
         self._versions = connection.prefix + "s-ver"
+        self._clients = connection.prefix + "s-client"  # id -> its client (quotas)
+        self._quotas = connection.prefix + "s-q:"  # + client: the client's ids
         self._ttl_ms = str(max(1, int(idle_timeout * 1000)))
         self._within = idle_timeout / 2  # answer from the cache while Redis's use is newer
         client = connection.client
@@ -185,7 +246,9 @@ class RedisSessionStore:
             self.cache = SessionCache(stale_after=stale_after, max_entries=max_sessions)
             bus.watch(self.channel, self.cache)
 
-    async def create(self, state: SessionState) -> None:
+    async def create(
+        self, state: SessionState, *, client: str | None = None, quota: int | None = None
+    ) -> None:
         data = _encode(state)
         cache, ticket, uses = self.cache, None, {}
         if cache is not None:
@@ -200,12 +263,16 @@ class RedisSessionStore:
             self.max_sessions,
             self._ttl_ms,
             self.channel,
+            client or "",
+            quota or 0,
+            self._quotas,
         ]
         for session_id, used in uses.items():
             args += (session_id, repr(used))
+        keys = [self._used, self._versions, self._clients]
         try:
             async with guard(self.connection.url):
-                version, *removed = await self._create(keys=[self._used, self._versions], args=args)
+                version, *removed = await self._create(keys=keys, args=args)
         except BaseException:
             if cache is not None and ticket is not None:
                 cache.end(state.id, ticket)
@@ -238,10 +305,11 @@ class RedisSessionStore:
         if cache is not None:
             cache.forget(session_id)
             ticket = cache.begin(session_id)
-        keys = [self._used, self._prefix + session_id]
+        keys = [self._used, self._prefix + session_id, self._clients]
         try:
             async with guard(self.connection.url):
-                removed = await self._delete(keys=keys, args=[session_id, self.channel])
+                args = [session_id, self.channel, self._quotas]
+                removed = await self._delete(keys=keys, args=args)
         finally:
             if cache is not None and ticket is not None:
                 cache.end(session_id, ticket, DELETED)
@@ -253,7 +321,7 @@ class RedisSessionStore:
         if cache is not None:
             ticket, known = cache.begin(session_id), cache.dirty.pop(session_id, 0.0)
         now = self.clock()
-        keys = [self._used, self._prefix + session_id, self._versions]
+        keys = [self._used, self._prefix + session_id, self._versions, self._clients]
         args: list[_Arg] = [
             session_id,
             repr(now),
@@ -262,6 +330,7 @@ class RedisSessionStore:
             data,
             repr(known),
             self.channel,
+            self._quotas,
         ]
         try:
             async with guard(self.connection.url):

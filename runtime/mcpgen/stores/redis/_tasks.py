@@ -9,6 +9,10 @@ worker fails the task with a clear error and stores that, so no task stays "work
 forever. A record that says a task is over, written by any worker, turns its lease
 into a tombstone (`done`, kept as long as the record): the owner's next renewal sees
 it and stops renewing. A lease that ran out while Redis was away is renewed again.
+
+Running tasks count against their client (`create`): `t-run:<client>` holds the ids of
+the client's tasks; one counts while its lease is live (not `done`, not run out), so a
+task that ended, expired or lost its worker stops counting without anyone tidying up.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from collections.abc import Callable
 import msgspec
 
 from mcpgen.stores._interfaces import StoreUnavailableError, TaskState
+from mcpgen.stores.redis._base import Arg as _Arg
 from mcpgen.stores.redis._base import Connection, guard
 
 __all__ = ["LEASE_LOST", "RedisTaskStore"]
@@ -51,6 +56,36 @@ return out
 """
 
 
+# KEYS: the record, its lease, the client's set; ARGV: data, ms left (0: no ttl), the
+# lease in ms, most (0: no bound), the lease keys' prefix, id. Returns 1 when stored.
+_CREATE = """
+local run, most, left = KEYS[3], tonumber(ARGV[4]), tonumber(ARGV[2])
+if most > 0 then
+  local count = 0
+  for _, id in ipairs(redis.call('SMEMBERS', run)) do
+    local lease = redis.call('GET', ARGV[5] .. id)
+    if lease and lease ~= 'done' then count = count + 1 else redis.call('SREM', run, id) end
+  end
+  if count >= most then return 0 end
+end
+if left > 0 then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', left)
+else
+  redis.call('SET', KEYS[1], ARGV[1])
+end
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[3])
+local existed = redis.call('EXISTS', run)
+redis.call('SADD', run, ARGV[6])
+if left == 0 then
+  redis.call('PERSIST', run)
+else
+  local pttl = redis.call('PTTL', run)
+  if existed == 0 or (pttl >= 0 and pttl < left) then redis.call('PEXPIRE', run, left) end
+end
+return 1
+"""
+
+
 class RedisTaskStore:
     """A `TaskStore` on Redis. `clock` gives seconds since the epoch; `lease` is how
     long (real seconds) a running task survives its worker."""
@@ -67,9 +102,37 @@ class RedisTaskStore:
         self.lease = lease
         self._key = connection.prefix + "t:"
         self._lease_key = connection.prefix + "t-lease:"
+        self._run_key = connection.prefix + "t-run:"  # + client: its tasks' ids
         self._held: set[str] = set()  # running tasks whose lease this worker renews
         self._renewer: asyncio.Task[None] | None = None
         self._renew_script = connection.client.register_script(_RENEW)
+        self._create_script = connection.client.register_script(_CREATE)
+
+    async def create(
+        self, state: TaskState, *, client: str | None = None, most: int | None = None
+    ) -> bool:
+        if state.status not in _RUNNING:
+            await self.put(state)
+            return True
+        left = 0
+        if state.ttl_ms is not None:
+            left = max(1, state.created_ms + state.ttl_ms - int(self.clock() * 1000))
+        keys = [self._key + state.id, self._lease_key + state.id, self._run_key + (client or "")]
+        args: list[_Arg] = [
+            _encode(state),
+            left,
+            int(self.lease * 1000),
+            most or 0,
+            self._lease_key,
+            state.id,
+        ]
+        async with guard(self.connection.url):
+            stored = await self._create_script(keys=keys, args=args)
+        if not stored:
+            return False
+        self._held.add(state.id)
+        self._renew_in_background()
+        return True
 
     async def put(self, state: TaskState) -> None:
         data = _encode(state)

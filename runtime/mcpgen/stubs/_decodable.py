@@ -1,0 +1,105 @@
+"""Every struct of a generated module must be one msgspec can decode: the generator may
+write a union msgspec refuses (two untagged structs, two str-like types, ...), which
+would make every call of its tool raise. The module is imported once, at generation
+time, its decoders built, and each field whose type has none falls back to `Any`.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import sys
+import types
+import typing
+from typing import Any
+
+import msgspec
+
+from mcpgen._errors import ConfigurationError
+
+__all__ = ["decodable"]
+
+_names = itertools.count()
+_ROUNDS = 64  # each round loosens at least one field; a module has no more than this
+
+
+def _decodes(tp: Any) -> bool:
+    try:
+        msgspec.json.Decoder(tp)
+    except (TypeError, ValueError, NameError):
+        return False
+    return True
+
+
+def _mentions(tp: Any, classes: set[type]) -> bool:
+    if isinstance(tp, type) and tp in classes:
+        return True
+    return any(_mentions(arg, classes) for arg in typing.get_args(tp))
+
+
+def _undecodable(code: str) -> set[tuple[str, str]]:
+    """(class, field) pairs of the structs in `code` whose field types msgspec refuses:
+    those that fail of themselves first, the ones failing only through them after."""
+    name = f"_mcpgen_stubs_check_{next(_names)}"
+    module = types.ModuleType(name)
+    sys.modules[name] = module
+    try:
+        exec(compile(code, name, "exec"), module.__dict__)  # the generator's own output
+        structs = {
+            value
+            for value in vars(module).values()
+            if isinstance(value, type)
+            and issubclass(value, msgspec.Struct)
+            and value.__module__ == name
+        }
+        failing = {cls for cls in structs if not _decodes(cls)}
+        bad: dict[tuple[str, str], bool] = {}
+        for cls in failing:
+            for field in msgspec.structs.fields(cls):
+                if not _decodes(field.type):
+                    bad[cls.__name__, field.name] = _mentions(field.type, failing)
+    finally:
+        sys.modules.pop(name, None)
+    of_themselves = {pair for pair, through in bad.items() if not through}
+    return of_themselves or set(bad)
+
+
+def _loosen(code: str, bad: set[tuple[str, str]]) -> str:
+    tree = ast.parse(code)
+    spans: list[tuple[int, int, int, int]] = []
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for item in node.body:
+            if (
+                isinstance(item, ast.AnnAssign)
+                and isinstance(item.target, ast.Name)
+                and (node.name, item.target.id) in bad
+            ):
+                a = item.annotation
+                spans.append(
+                    (a.lineno, a.col_offset, a.end_lineno or a.lineno, a.end_col_offset or 0)
+                )
+    lines = code.splitlines(keepends=True)
+    for start, col, end, end_col in sorted(spans, reverse=True):
+        head, tail = lines[start - 1][:col], lines[end - 1][end_col:]
+        lines[start - 1 : end] = [head + "Any" + tail]
+    return "".join(lines)
+
+
+def decodable(code: str) -> str:
+    """`code` (the generator's module) with every field msgspec cannot decode typed `Any`."""
+    if not code:
+        return code
+    if "from typing import Any\n" not in code:
+        code = code.replace(
+            "from __future__ import annotations\n",
+            "from __future__ import annotations\nfrom typing import Any\n",
+            1,
+        )
+    for _ in range(_ROUNDS):
+        bad = _undecodable(code)
+        if not bad:
+            return code
+        code = _loosen(code, bad)
+    raise ConfigurationError("the tool schemas give types msgspec cannot decode")

@@ -1,0 +1,208 @@
+"""Serving the HTTP app under uvicorn, with the connection limits uvicorn lacks.
+
+uvicorn bounds an idle keep-alive connection (`timeout_keep_alive`), but nothing bounds
+a connection whose request headers never finish: one that connects and says nothing,
+or sends a header line now and then (slowloris), stays open for as long as the client
+likes, and a few hundred of them hold the server. `uvicorn_server` serves through a
+subclass of uvicorn's HTTP protocol (httptools or h11, whichever it picked) that gives
+each request's headers a deadline, `HttpOptions.header_timeout_seconds` from the
+moment the connection opened or the previous response ended, and a size bound,
+`max_header_bytes`; past either the client gets 408 (or 431) and the connection
+closes. A request whose headers arrived is the app's from then on (its body has a
+deadline of its own: `_limits`); a response that lasts (an SSE stream) is never cut.
+
+The protocol subclass reads two attributes of uvicorn's protocols, `cycle` (the
+request being served) and its `response_complete`, which both implementations have
+had since uvicorn 0.13; the tests in `tests/transports/test_slow_clients.py` run real
+sockets against it, so a uvicorn that changes them fails there, not in production.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from typing import IO, TYPE_CHECKING, Any, Protocol
+
+from mcpgen._errors import ConfigurationError
+from mcpgen.transports._asgi import AppOptions, Receive, Scope, Send, served_urls
+
+if TYPE_CHECKING:
+    import uvicorn
+
+__all__ = ["ServedApp", "uvicorn_server"]
+
+log = logging.getLogger("mcpgen.http")
+_TIMEOUT = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+_TOO_LARGE = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
+    b"content-length: 0\r\nconnection: close\r\n\r\n"
+)
+
+
+class ServingOptions(AppOptions, Protocol):
+    """The app options the server reads (an `HttpOptions`)."""
+
+    @property
+    def header_timeout_seconds(self) -> float: ...
+    @property
+    def max_header_bytes(self) -> int: ...
+    @property
+    def idle_connection_seconds(self) -> float: ...
+    @property
+    def max_connections(self) -> int | None: ...
+
+
+class ServedApp(Protocol):
+    """An ASGI app that ends its open streams on `shutdown` (an `McpAsgiApp`)."""
+
+    @property
+    def options(self) -> ServingOptions: ...
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None: ...
+
+    async def shutdown(self) -> None: ...
+
+
+def uvicorn_server(
+    app: ServedApp,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    announce: IO[str] | None = None,
+    **config: Any,
+) -> uvicorn.Server:
+    """A uvicorn server for `app` whose graceful shutdown first ends every listen stream
+    with its final result (uvicorn waits for open responses before it sends the
+    lifespan shutdown event, which a listen stream would otherwise outlive). With
+    `announce`, the URLs it serves are written there once it listens (the bound port,
+    also when `port` is 0).
+
+    The connection limits come from `app.options` (`HttpOptions`): the header deadline
+    and size (see the module docstring), `idle_connection_seconds` as uvicorn's
+    `timeout_keep_alive`, `max_connections` as its `limit_concurrency`. A keyword in
+    `config` overrides any of them."""
+    try:
+        import uvicorn  # noqa: PLC0415 (optional: the http extra)
+    except ImportError:
+        raise ConfigurationError("HTTP serving needs uvicorn: pip install 'mcpgen[http]'") from None
+
+    class _Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if announce is not None and self.started and self.servers:
+                bound = self.servers[0].sockets[0].getsockname()[1]
+                scheme = "https" if config.get("ssl_certfile") else "http"
+                announce.write(served_urls(app.options, host, bound, scheme))
+                announce.flush()
+
+        stopped_by = ""  # the signal's name, set in the handler and said in `shutdown`
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            self.stopped_by = self.stopped_by or signal.Signals(sig).name
+            super().handle_exit(sig, frame)
+
+        async def shutdown(self, sockets: Any = None) -> None:
+            _say_stopping(announce, self.stopped_by)
+            await app.shutdown()
+            await super().shutdown(sockets)
+
+    options = app.options
+    config.setdefault("timeout_graceful_shutdown", options.shutdown_grace_seconds)
+    config.setdefault("timeout_keep_alive", options.idle_connection_seconds)
+    config.setdefault("limit_concurrency", options.max_connections)
+    config.setdefault("h11_max_incomplete_event_size", options.max_header_bytes)
+    config["http"] = _bounded(
+        config.get("http", "auto"), options.header_timeout_seconds, options.max_header_bytes
+    )
+    return _Server(uvicorn.Config(app, host=host, port=port, lifespan="on", workers=1, **config))
+
+
+def _say_stopping(announce: IO[str] | None, signal_name: str) -> None:
+    """One line when a server stops (where the URLs were announced, else the log)."""
+    line = f"mcpgen: {signal_name + ' received, ' if signal_name else ''}stopping"
+    if announce is None:
+        logging.getLogger("mcpgen.server").info("%s", line)
+    else:
+        announce.write(line + "\n")
+        announce.flush()
+
+
+def _bounded(http: Any, seconds: float, most: int) -> Any:
+    """uvicorn's HTTP protocol class `http` (a name or a class) with a header deadline
+    and size bound; a protocol this module does not know is left as it is (logged)."""
+    from uvicorn.config import HTTP_PROTOCOLS  # noqa: PLC0415 (the http extra)
+    from uvicorn.importer import import_from_string  # noqa: PLC0415
+    from uvicorn.protocols.http.h11_impl import H11Protocol  # noqa: PLC0415
+
+    known: tuple[type[asyncio.Protocol], ...] = (H11Protocol,)
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol  # noqa: PLC0415
+    except ImportError:  # httptools is not installed
+        pass
+    else:
+        known = (H11Protocol, HttpToolsProtocol)
+    base = import_from_string(HTTP_PROTOCOLS.get(http, http)) if isinstance(http, str) else http
+    if not (isinstance(base, type) and issubclass(base, known)):
+        log.warning("no header deadline for the HTTP protocol %r: bound it in a proxy", http)
+        return http
+    return _with_deadline(base, seconds, most)
+
+
+def _with_deadline(base: type[Any], seconds: float, most: int) -> type[asyncio.Protocol]:
+    class HeaderDeadline(base):  # type: ignore[misc]
+        """`base` whose requests' headers must arrive within `seconds` and `most` bytes."""
+
+        _header_timer: asyncio.TimerHandle | None = None
+        _header_bytes = 0
+
+        def connection_made(self, transport: asyncio.Transport) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            cycle, waiting = self.cycle, self._waiting()
+            super().data_received(data)
+            if self.cycle is not cycle:  # a request's headers are complete
+                self._disarm()
+            elif self._waiting() and not self.transport.is_closing():
+                self._header_bytes += len(data) if waiting else 0
+                if self._header_bytes > most:
+                    self._refuse(_TOO_LARGE)
+                elif self._header_timer is None:
+                    self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _waiting(self) -> bool:
+            """Whether the connection waits for a request's headers (no request is
+            being served)."""
+            cycle = self.cycle
+            return cycle is None or bool(cycle.response_complete)
+
+        def _arm(self) -> None:
+            self._header_bytes = 0
+            loop = asyncio.get_running_loop()
+            self._header_timer = loop.call_later(seconds, self._expired)
+
+        def _disarm(self) -> None:
+            timer, self._header_timer = self._header_timer, None
+            if timer is not None:
+                timer.cancel()
+
+        def _expired(self) -> None:
+            self._header_timer = None
+            if self._waiting():
+                self._refuse(_TIMEOUT)
+
+        def _refuse(self, answer: bytes) -> None:
+            self._disarm()
+            transport = self.transport
+            if not transport.is_closing():
+                transport.write(answer)
+                transport.close()
+
+    HeaderDeadline.__name__ = HeaderDeadline.__qualname__ = f"HeaderDeadline{base.__name__}"
+    return HeaderDeadline

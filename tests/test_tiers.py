@@ -1,0 +1,97 @@
+"""The contributor loop (CONTRIBUTING.md): the quick tier reaches every test directory, a
+missing system tool fails loudly with how to install it, the opt-out skips, and CI's
+strict skips hold on parallel workers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, SYSTEM_TOOLS, need
+
+QUICK = "not slow"
+
+
+def _pytest(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=REPO,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.mark.slow
+def test_every_test_directory_has_tests_in_the_quick_tier() -> None:
+    """`pytest -m "not slow"` still covers every package: each folder of tests/ holding
+    test modules keeps at least one test outside the `slow` marker."""
+    folders = {
+        path.parent.relative_to(REPO).as_posix()
+        for path in (REPO / "tests").rglob("test_*.py")
+        if "cases" not in path.parts
+    }
+    proc = _pytest("--collect-only", "-q", "-n", "0", "-m", QUICK)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    ids = [line for line in proc.stdout.splitlines() if "::" in line]
+    quick = {Path(line.split("::", 1)[0]).parent.as_posix() for line in ids}
+    assert len(folders) >= 15 and "tests" in folders
+    assert folders <= quick, f"no quick test in: {sorted(folders - quick)}"
+
+
+def test_a_missing_tool_fails_and_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("MCPGEN_STRICT_SKIPS", raising=False)
+    monkeypatch.delenv("MCPGEN_ALLOW_MISSING", raising=False)
+    with pytest.raises(pytest.fail.Exception) as failed:
+        need(False, "nginx", "nginx")
+    message = str(failed.value)
+    assert SYSTEM_TOOLS["nginx"] in message and "apt-get install nginx" in message
+    assert "MCPGEN_ALLOW_MISSING=nginx" in message and "not needs_nginx" in message
+    need(True, "nginx", "nginx")  # present: nothing happens
+
+
+def test_the_opt_out_skips_only_the_tools_it_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MCPGEN_STRICT_SKIPS", raising=False)
+    monkeypatch.setenv("MCPGEN_ALLOW_MISSING", "nginx, chromium")
+    with pytest.raises(pytest.skip.Exception):
+        need(False, "nginx", "nginx")
+    with pytest.raises(pytest.fail.Exception):
+        need(False, "redis-server", "redis-server")
+    monkeypatch.setenv("MCPGEN_ALLOW_MISSING", "all")
+    with pytest.raises(pytest.skip.Exception):
+        need(False, "redis-server", "redis-server")
+
+
+def test_ci_ignores_the_opt_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCPGEN_STRICT_SKIPS", "1")
+    monkeypatch.setenv("MCPGEN_ALLOW_MISSING", "all")
+    with pytest.raises(pytest.fail.Exception, match="MCPGEN_STRICT_SKIPS=1"):
+        need(False, "nginx", "nginx")
+
+
+def test_probe_skips_when_asked() -> None:
+    """Runs (and passes) in the suite; the test below runs it alone, told to skip."""
+    if os.environ.get("MCPGEN_TIERS_PROBE") == "skip":
+        pytest.skip("the probe was told to skip")
+
+
+@pytest.mark.slow
+def test_strict_skips_fail_on_parallel_workers() -> None:
+    """Under MCPGEN_STRICT_SKIPS=1 a skip fails the run on xdist workers too, and `-n auto`
+    takes its worker count from MCPGEN_TEST_WORKERS."""
+    probe = "tests/test_tiers.py::test_probe_skips_when_asked"
+    env = {"MCPGEN_TIERS_PROBE": "skip", "MCPGEN_TEST_WORKERS": "2"}
+    strict = _pytest("-n", "auto", probe, env={**env, "MCPGEN_STRICT_SKIPS": "1"})
+    assert "2 workers" in strict.stdout, strict.stdout[-2000:]
+    assert strict.returncode == 1 and "1 failed" in strict.stdout, strict.stdout[-2000:]
+    assert "skipped under MCPGEN_STRICT_SKIPS=1" in strict.stdout
+    lenient = _pytest("-n", "auto", probe, env={**env, "MCPGEN_STRICT_SKIPS": "0"})
+    assert lenient.returncode == 0 and "1 skipped" in lenient.stdout, lenient.stdout[-2000:]
