@@ -132,7 +132,9 @@ class Api:
         sent = {name: _text(value) for name, value in (headers or {}).items() if value is not None}
         cookies: dict[str, str] = {}
         self._authenticate(ctx, op, sent, params, cookies)
-        request: dict[str, Any] = {"params": params, "headers": sent, "cookies": cookies}
+        if cookies:  # as the header itself: httpx keeps per-request cookies on the client
+            sent["cookie"] = "; ".join(f"{name}={value}" for name, value in cookies.items())
+        request: dict[str, Any] = {"params": params, "headers": sent}
         if body is not None:
             plain = msgspec.to_builtins(body)
             if op.body == "form":
