@@ -16,6 +16,7 @@ import json
 import resource
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 
@@ -24,7 +25,8 @@ def mcpgen_server(path: str) -> tuple[float, int]:
 
     started = time.perf_counter()
     spec = importlib.util.spec_from_file_location("generated_api", path)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules["generated_api"] = module
     spec.loader.exec_module(module)
@@ -44,7 +46,7 @@ def fastmcp_server(path: str, tag: str | None) -> tuple[float, int]:
     from fastmcp.server.providers.openapi.routing import MCPType, RouteMap  # noqa: PLC0415
 
     started = time.perf_counter()
-    spec: Any = json.loads(open(path).read())
+    spec: Any = json.loads(Path(path).read_text())
     maps = None
     if tag is not None:
         maps = [RouteMap(tags={tag}, mcp_type=MCPType.TOOL), RouteMap(mcp_type=MCPType.EXCLUDE)]
