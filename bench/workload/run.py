@@ -152,11 +152,8 @@ def backends(products: int) -> Iterator[Stack]:
     try:
         redis_port, api_port = free_port(), free_port()
         server = shutil.which("redis-server") or "redis-server"
-        stack.start(
-            "redis",
-            [server, "--bind", HOST, "--port", str(redis_port), "--save", "", "--appendonly", "no"],
-            redis_port,
-        )
+        argv = [server, "--bind", HOST, "--port", str(redis_port), "--loglevel", "warning"]
+        stack.start("redis", [*argv, "--save", "", "--appendonly", "no"], redis_port)
         stack.redis_url = f"redis://{HOST}:{redis_port}/0"
         seed.seed(stack.redis_url, products)
         argv = [sys.executable, str(HERE / "api.py"), "--port", str(api_port)]
@@ -226,7 +223,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ports = {s.name: start_server(stack, s) for s in chosen}
         for spec in chosen:  # warm-up, and a first check of every answer
             for flow in args.flows:
-                warm = wrk(ports[spec.name], flow, min(2, args.connections), 1, args.products)[0]
+                warm = wrk(ports[spec.name], flow, min(2, args.connections), 2, args.products)[0]
                 if warm["errors"] or not warm["calls"]:
                     raise SystemExit(f"{spec.label} ({flow}): {warm['first_error'] or 'no calls'}")
         order = list(chosen)

@@ -133,6 +133,11 @@ class FastStack:
 @contextlib.asynccontextmanager
 async def open_stack(name: str, api: str, redis_url: str) -> AsyncIterator[Stack]:
     """The stack's clients, opened once and closed at the end."""
+    import logging  # noqa: PLC0415
+
+    # No per-request log lines (a server that configures INFO logging would write one
+    # for every HTTP request of its tools): every server pays the same.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     import redis.asyncio as aioredis  # noqa: PLC0415
 
     if name == "httpx":
