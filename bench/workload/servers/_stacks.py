@@ -166,6 +166,18 @@ async def open_stack(name: str, api: str, redis_url: str) -> AsyncIterator[Stack
         raise SystemExit(f"unknown stack {name!r}: one of {', '.join(STACKS)}")
 
 
+def lifespan(name: str, api: str, redis_url: str, wrap: Any = None) -> Any:
+    """A server lifespan (a function of the server returning an async context manager)
+    that opens the stack and yields it, or ``wrap(stack)``."""
+
+    @contextlib.asynccontextmanager
+    async def enter(server: Any) -> AsyncIterator[Any]:
+        async with open_stack(name, api, redis_url) as opened:
+            yield opened if wrap is None else wrap(opened)
+
+    return enter
+
+
 def arguments(description: str) -> Any:
     """The command line every server of the workload takes."""
     import argparse  # noqa: PLC0415

@@ -10,10 +10,8 @@ there when it stops.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +22,7 @@ from mcpgen import Context, Server
 
 
 def build(stack: str, api: str, redis_url: str) -> Server:
-    @contextlib.asynccontextmanager
-    async def lifespan(server: Server) -> AsyncIterator[_stacks.Stack]:
-        async with _stacks.open_stack(stack, api, redis_url) as opened:
-            yield opened
-
-    server = Server("workload", "1.0.0", lifespan=lifespan)
+    server = Server("workload", "1.0.0", lifespan=_stacks.lifespan(stack, api, redis_url))
 
     @server.tool
     async def search_products(

@@ -7,9 +7,7 @@ through ``ctx.request_context.lifespan_context``.
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +19,7 @@ import _stacks
 
 
 def build(stack: str, api: str, redis_url: str) -> Any:
-    @contextlib.asynccontextmanager
-    async def lifespan(server: Any) -> AsyncIterator[_stacks.Stack]:
-        async with _stacks.open_stack(stack, api, redis_url) as opened:
-            yield opened
-
+    lifespan = _stacks.lifespan(stack, api, redis_url)
     mcp: Any = MCPServer("workload", version="1.0.0", lifespan=lifespan)
 
     @mcp.tool(structured_output=False)
