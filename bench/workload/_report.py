@@ -14,6 +14,28 @@ def _ratio(value: float, base: float | None) -> str:
     return f"{value / base:.2f}x" if base else "—"
 
 
+def bound(results: dict[str, Any], flow: str) -> str:
+    """What limited the fastest server of a flow, from the CPU shares of the run."""
+    rows = {n: f[flow] for n, f in results["summary"].items() if flow in f}
+    name = max(rows, key=lambda n: rows[n]["calls_per_s"])
+    sh, cpus = rows[name]["cpu_share"], results["machine"]["cpus"]
+    total = sum(sh.values())
+    head = (
+        f"What bounds the fastest, {results['servers'][name]}: its server used "
+        f"{sh['server']:.0%} of a core, the API stand-in {sh['api']:.0%}, Redis "
+        f"{sh['redis']:.0%}, wrk {sh['wrk']:.0%}: {total:.2f} of {cpus} cores together. "
+    )
+    if sh["server"] >= 0.9:
+        return head + "The server's own CPU (one worker, one core) is the bound."
+    if total >= 0.9 * cpus:
+        return head + "The run's processes fill the machine: they compete for its cores."
+    return head + (
+        "Neither the server nor the run's processes filled the machine: the rest went to "
+        f"other load (load average {results['machine']['loadavg_before'][0]} before the run) "
+        "or to waiting (one request in flight per connection)."
+    )
+
+
 def tables(results: dict[str, Any]) -> list[str]:
     summary, labels = results["summary"], results["servers"]
     s, m = results["settings"], results["machine"]
@@ -48,7 +70,7 @@ def tables(results: dict[str, Any]) -> list[str]:
                 f"{row['p50_us'] / 1000:.2f} | {row['p99_us'] / 1000:.2f} | {row['errors']} "
                 f"of {row['calls']:,} | {shares} |"
             )
-        lines.append("")
+        lines += ["", bound(results, flow), ""]
     profiles = results.get("profiles") or {}
     if profiles:
         parts = sorted({p for f in profiles.values() for r in f.values() for p in r["us_per_call"]})

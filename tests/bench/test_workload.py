@@ -83,6 +83,8 @@ def test_the_section_is_replaced_in_place_on_a_rerun(tmp_path: Path) -> None:
     text = doc.read_text()
     assert text.count("## A real workload") == 1 and text.count(report.START) == 1
     assert "| fast | 500 | 5.00x | 0.250 | 8.00x |" in text
+    assert "What bounds the fastest, fast: its server used 90% of a core" in text
+    assert "The server's own CPU (one worker, one core) is the bound." in text
     doc.write_text(text + "\n## Later section\n")
     report.write(doc, results)
     assert doc.read_text().endswith("## Later section\n")
