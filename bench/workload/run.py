@@ -8,7 +8,9 @@ stand-in (``api.py``); the servers (``servers/``): mcpgen on the ``httpx`` stack
 + redis.asyncio, what a user writes first) and on the ``fast`` stack (aiohttp + hiredis
 + pipelining + msgspec), the official SDK 2.3 ``MCPServer`` (stateless, JSON
 responses) and FastMCP 4.2.3 (when ``WORKLOAD_FASTMCP_PYTHON`` names its venv's
-python), each one uvicorn worker; the driver: wrk with ``flow.lua``, one thread per
+python), each one uvicorn worker; the TypeScript SDK 1.32 with Express (when
+``WORKLOAD_NODE`` and ``WORKLOAD_NODE_PATH`` name Node >= 22 and its packages; the legacy
+flow only: that SDK does not speak 2026-07-28); the driver: wrk with ``flow.lua``, one thread per
 connection, so each connection is one virtual user walking its own flow.
 
 Method: interleaved rounds (each round runs every flow on every server, in an order
@@ -64,6 +66,8 @@ class Spec:
     python: str
     script: str
     stack: str
+    flows: tuple[str, ...] = FLOWS
+    env: dict[str, str] = field(default_factory=dict)
 
 
 def specs() -> dict[str, Spec]:
@@ -80,6 +84,11 @@ def specs() -> dict[str, Spec]:
     fastmcp = os.environ.get("WORKLOAD_FASTMCP_PYTHON")
     if fastmcp:
         found["fastmcp"] = Spec("fastmcp", "FastMCP 4.2.3", fastmcp, "fastmcp_server.py", "httpx")
+    node, modules = os.environ.get("WORKLOAD_NODE"), os.environ.get("WORKLOAD_NODE_PATH")
+    if node and modules:  # the TS SDK 1.32 speaks no 2026-07-28: the legacy flow only
+        label = "TS SDK 1.32 + Express"
+        env = {"NODE_PATH": modules}
+        found["ts"] = Spec("ts", label, node, "ts_server.mjs", "node", ("legacy",), env)
     return found
 
 
@@ -168,7 +177,7 @@ def start_server(stack: Stack, spec: Spec, env: dict[str, str] | None = None) ->
     port = free_port()
     argv = [spec.python, str(HERE / "servers" / spec.script), "--port", str(port)]
     argv += ["--api", stack.api, "--redis", stack.redis_url, "--stack", spec.stack]
-    stack.start(spec.name, argv, port, env)
+    stack.start(spec.name, argv, port, {**spec.env, **(env or {})})
     return port
 
 
@@ -216,20 +225,20 @@ def measure(
 def run(args: argparse.Namespace) -> dict[str, Any]:
     chosen = [specs()[n] for n in args.servers]
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {
-        s.name: {f: [] for f in args.flows} for s in chosen
+        s.name: {f: [] for f in args.flows if f in s.flows} for s in chosen
     }
     load = Path("/proc/loadavg").read_text().split()[:3]
     with backends(args.products) as stack:
         ports = {s.name: start_server(stack, s) for s in chosen}
         for spec in chosen:  # warm-up, and a first check of every answer
-            for flow in args.flows:
+            for flow in runs[spec.name]:
                 warm = wrk(ports[spec.name], flow, min(2, args.connections), 2, args.products)[0]
                 if warm["errors"] or not warm["calls"]:
                     raise SystemExit(f"{spec.label} ({flow}): {warm['first_error'] or 'no calls'}")
         order = list(chosen)
         for number in range(args.rounds):
             for flow in args.flows:
-                for spec in order:
+                for spec in (s for s in order if flow in runs[s.name]):
                     row = measure(stack, spec.name, ports[spec.name], flow, args)
                     runs[spec.name][flow].append(row)
                     print(
@@ -290,6 +299,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="8 connections, 3 s runs")
     parser.add_argument("--no-profile", action="store_true")
     parser.add_argument("--no-fastmcp", action="store_true")
+    parser.add_argument("--no-ts", action="store_true")
     parser.add_argument("--json", type=Path, default=REPO / "bench/results/workload.json")
     parser.add_argument("--doc", type=Path, default=REPO / "docs/performance.md")
     args = parser.parse_args()
@@ -298,6 +308,8 @@ def main() -> None:
     known = specs()
     if args.no_fastmcp:
         known.pop("fastmcp", None)
+    if args.no_ts:
+        known.pop("ts", None)
     args.servers = args.servers or list(known)
     unknown = [n for n in args.servers if n not in known]
     if unknown:

@@ -9,7 +9,8 @@
 # `.venv-workload`: this project (editable, with its `http` and `redis` extras), httpx,
 # the fast stack's clients (aiohttp, hiredis) and the official SDK, so none of them
 # enters the project's dev environment; then runs bench/workload/run.py in it.
-# FastMCP gets its own venv (`.venv-workload-fastmcp`) because it pins its own SDK.
+# FastMCP gets its own venv (`.venv-workload-fastmcp`) because it pins its own SDK;
+# the TypeScript SDK peer (legacy flow only) its npm packages in the tests' cache.
 # Env: WORKLOAD_VENV, FASTMCP_VENV (where the venvs live), PYTHON (what creates them).
 set -euo pipefail
 
@@ -37,6 +38,28 @@ install "$venv" "$pins $hash" -e "$repo[http,redis]" $pins
 if [[ " $* " != *" --no-fastmcp "* ]]; then
     install "$fvenv" "$fastmcp $pins" "$fastmcp" "uvicorn>=0.30" "httptools>=0.6" "uvloop>=0.19" $pins
     export WORKLOAD_FASTMCP_PYTHON="$fvenv/bin/python"
+fi
+# The TypeScript SDK peer: Node >= 22 (the system's, or the one the tests cache) and
+# the SDK, Express, zod and ioredis in the tests' npm cache.
+if [[ " $* " != *" --no-ts "* ]]; then
+    cache="${MCPGEN_TESTS_CACHE:-$HOME/.cache/mcpgen-tests}"
+    node="$(command -v node || true)"
+    if [[ -z "$node" || "$("$node" -p 'process.versions.node.split(".")[0]')" -lt 22 ]]; then
+        node="$(ls "$cache"/node22/node_modules/node-linux-*/bin/node 2>/dev/null | head -1 || true)"
+    fi
+    ts_specs="@modelcontextprotocol/sdk@1.32.2 express@5 zod@3 ioredis@5"
+    prefix="$cache/npm/workload-ts"
+    if [[ -n "$node" ]] && command -v npm >/dev/null; then
+        if [[ "$(cat "$prefix/.installed" 2>/dev/null)" != "$ts_specs" ]]; then
+            echo "run.sh: installing into $prefix: $ts_specs" >&2
+            # shellcheck disable=SC2086
+            npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error $ts_specs
+            printf '%s' "$ts_specs" >"$prefix/.installed"
+        fi
+        export WORKLOAD_NODE="$node" WORKLOAD_NODE_PATH="$prefix/node_modules"
+    else
+        echo "run.sh: no Node >= 22 or npm: the TypeScript SDK peer is left out" >&2
+    fi
 fi
 cd "$repo"
 exec "$venv/bin/python" bench/workload/run.py "$@"
