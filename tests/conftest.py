@@ -31,6 +31,8 @@ SYSTEM_TOOLS = {
     "redis-server": "apt-get install redis-server",
     "nginx": "apt-get install nginx",
     "chromium": "apt-get install chromium",
+    "redis-sentinel": "apt-get install redis-sentinel (else redis-server --sentinel is used)",
+    "wrk": "apt-get install wrk",
     "node": "apt-get install nodejs npm (Node 22 itself comes from npm into the test cache)",
     "network": "a package index reachable by pip and npm (first run only: then cached)",
     "schemas": "the pinned schemas: set MCPGEN_SCHEMA_DIR (see CONTRIBUTING.md)",
