@@ -173,3 +173,41 @@ def test_the_command_writes_checks_and_passes_mypy_and_ruff(tmp_path: Path) -> N
         cwd=REPO,
     )
     assert mypy.returncode == 0, mypy.stdout
+
+
+SERVER_SCRIPT = """
+import sys
+sys.path.insert(0, {folder!r})
+import inventory_tools
+from mcpgen import Server
+from mcpgen.openapi import ApiAuth
+
+server = Server("inventory-mcp", "1.0")
+inventory_tools.register(server, inventory_tools.Api({base!r}, inventory_tools.SCHEMES))
+if __name__ == "__main__":
+    server.run()
+"""
+
+
+@pytest.mark.slow
+def test_the_official_python_client_calls_the_generated_tools(
+    module: ModuleType, upstream: str
+) -> None:
+    """The generated module served over stdio, called by the official Python SDK 2.3."""
+    from tests.tooling import official_python
+
+    folder = Path(module.__file__ or "").parent
+    script = folder / "serve_inventory.py"
+    script.write_text(SERVER_SCRIPT.format(folder=str(folder), base=upstream))
+    proc = subprocess.run(
+        [official_python(), str(Path(__file__).with_name("official_client.py")),
+         sys.executable, str(script)],
+        capture_output=True, text=True, timeout=120, check=False, cwd=REPO,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["tools"] == ["create_item", "delete_item", "get_item", "list_items"]
+    assert seen["readOnly"] is True
+    assert [item["name"] for item in seen["page"]["items"]] == ["anvil"]
+    assert seen["missingError"] is True
+    assert "getItem: HTTP 404 Not Found" in seen["missingText"]
