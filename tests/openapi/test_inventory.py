@@ -211,3 +211,42 @@ def test_the_official_python_client_calls_the_generated_tools(
     assert [item["name"] for item in seen["page"]["items"]] == ["anvil"]
     assert seen["missingError"] is True
     assert "getItem: HTTP 404 Not Found" in seen["missingText"]
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_get_operations_as_resources_by_route_map(tmp_path: Path, upstream: str, era: str) -> None:
+    """`--resource op:getItem` (here `resources=`): the GET is a resource template read
+    at `inventory://items/{item_id}`; a GET that needs a query parameter stays a tool and
+    the refusal says why; everything else is a tool as before."""
+    spec = tmp_path / "inventory.json"
+    spec.write_text(json.dumps(inventory_api.app.openapi()))
+    path = tmp_path / "inventory_resources.py"
+    text, refused = generate(
+        str(spec), path, resources=("op:getItem", "op:createItem", "path:/items")
+    )
+    assert refused == ["createItem as a resource: only GET operations can be resources, not "
+                       "POST (kept as a tool)"]  # fmt: skip
+    path.write_text(text)
+    loaded = importlib.util.spec_from_file_location("inventory_resources", path)
+    assert loaded is not None and loaded.loader is not None
+    found = importlib.util.module_from_spec(loaded)
+    sys.modules["inventory_resources"] = found
+    loaded.loader.exec_module(found)
+    server = Server("inventory-mcp", "1.0")
+    found.register(server, found.Api(upstream, found.SCHEMES))
+
+    async def main() -> None:
+        async with Client.memory(server, era=era) as client:
+            tools = {tool.name for tool in await client.list_tools()}
+            assert tools == {"create_item", "delete_item"}
+            templates = await client.list_resource_templates()
+            assert [t.uri_template for t in templates] == ["inventory://items/{item_id}"]
+            listed = await client.list_resources()
+            assert [r.uri for r in listed] == ["inventory://items"]
+            read = await client.read_resource("inventory://items/2")
+            item = json.loads(read.contents[0].text)
+            assert (item["name"], read.contents[0].mime_type) == ("rake", "application/json")
+            page = json.loads((await client.read_resource("inventory://items")).contents[0].text)
+            assert page["total"] == 2
+
+    run(main())

@@ -37,6 +37,14 @@ Include = Annotated[
 Exclude = Annotated[
     list[str] | None, typer.Option("--exclude", help="Leave these out (as --include).")
 ]
+Resources = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--resource",
+        help="Serve these GET operations as resources (templates when the path has "
+        "parameters) instead of tools: rules as --include's (repeatable).",
+    ),
+]
 NameStyle = Annotated[
     str, typer.Option("--name-style", help="Tool names: snake (get_item) or operation (getItem).")
 ]
@@ -52,6 +60,7 @@ def openapi(
     include: Include = None,
     exclude: Exclude = None,
     name_style: NameStyle = "snake",
+    resource: Resources = None,
     check: Check = False,
 ) -> None:
     """Write typed MCP tools for an HTTP API from its OpenAPI document."""
@@ -67,6 +76,7 @@ def openapi(
             include=tuple(include or ()),
             exclude=tuple(exclude or ()),
             name_style=name_style,
+            resources=tuple(resource or ()),
         )
     except ImportError as exc:
         typer.echo(f"`mcpgen openapi` needs the openapi extra ({exc.name}): "

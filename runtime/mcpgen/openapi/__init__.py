@@ -24,12 +24,14 @@ def generate(
     include: tuple[str, ...] = (),
     exclude: tuple[str, ...] = (),
     name_style: str = "snake",
+    resources: tuple[str, ...] = (),
 ) -> tuple[str, list[str]]:
     """The module's text for the document at `source` (a file or URL) and the operations
     refused (each with its reason). `path` is where it will live: its ruff configuration
-    formats it."""
+    formats it. `resources`: rules (as `include`'s) naming the GET operations served as
+    resources or resource templates instead of tools."""
     from mcpgen.openapi._render import render  # noqa: PLC0415 (the generator's imports)
     from mcpgen.openapi._spec import load  # noqa: PLC0415
 
-    doc = load(source, include, exclude, name_style)
+    doc = load(source, include, exclude, name_style, resources)
     return render(doc, path, base_url), doc.refused

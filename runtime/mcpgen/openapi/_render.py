@@ -162,6 +162,27 @@ def _tool(op: Op, untyped: set[str]) -> list[str]:
     return lines
 
 
+def _resource(op: Op, untyped: set[str]) -> list[str]:
+    """A GET operation served as a resource, or a resource template when its path has
+    parameters: the API's JSON answer as the resource's text."""
+    path = [p for p in op.params if p.location == "path"]
+    kind = (
+        f"server.resource_template({op.resource!r}" if path else f"server.resource({op.resource!r}"
+    )
+    lines = [
+        f"    @{kind}, name={op.tool!r}, mime_type='application/json')",
+        f"    async def {op.tool}({', '.join(f'{p.python}: str' for p in path)}) -> str:",
+    ]
+    lines += _doc(op.summary or f"{op.method} {op.path}", "        ")
+    result = _result(op, untyped)
+    args = f", path={{{', '.join(f'{p.name!r}: {p.python}' for p in path)}}}" if path else ""
+    lines.append(
+        f"        found: {result} = await api.call(None, {op.tool.upper()}, {result}{args})"
+    )
+    lines.append("        return msgspec.json.encode(found).decode()")
+    return lines
+
+
 def _operation(op: Op) -> str:
     fields = [repr(op.method), repr(op.path), repr(op.operation_id)]
     extra = [f"ok={op.ok!r}"]
@@ -330,6 +351,8 @@ def _text(doc: Document, url: str, untyped: dict[str, set[str]]) -> str:
         "",
         "from typing import Any, Literal",
         "",
+        "import msgspec",
+        "",
         "from mcpgen import Context, Server",
         "from mcpgen.openapi import Api, ApiAuth, Operation, Scheme",
         "from mcpgen.types import ToolAnnotations",
@@ -349,6 +372,7 @@ def _text(doc: Document, url: str, untyped: dict[str, set[str]]) -> str:
         "    api = api if api is not None else Api(BASE_URL, SCHEMES, auth=auth)",
     ]
     for op in doc.ops:
-        lines += ["", *_tool(op, untyped[op.tool])]
+        made = _resource(op, untyped[op.tool]) if op.resource else _tool(op, untyped[op.tool])
+        lines += ["", *made]
     lines += ["", "    return api", ""]
     return "\n".join(lines)

@@ -57,6 +57,7 @@ class Op:
     ok: tuple[int, ...] = (200,)
     response: dict[str, Any] | None = None  # the success body's schema
     security: tuple[tuple[str, ...], ...] = ()
+    resource: str | None = None  # a GET served as a resource (template): its URI
 
 
 @dataclass
@@ -207,7 +208,11 @@ def _selected(op: Op, include: Sequence[str], exclude: Sequence[str]) -> bool:
 
 
 def load(
-    source: str, include: Iterable[str] = (), exclude: Iterable[str] = (), name_style: str = "snake"
+    source: str,
+    include: Iterable[str] = (),
+    exclude: Iterable[str] = (),
+    name_style: str = "snake",
+    resources: Iterable[str] = (),
 ) -> Document:
     doc, raw = read_document(source)
     if "swagger" in doc:
@@ -245,7 +250,7 @@ def load(
         refused=[],
     )
     tools: set[str] = set()
-    rules_in, rules_out = list(include), list(exclude)
+    rules_in, rules_out, resource_rules = list(include), list(exclude), list(resources)
     for path, item in (doc.get("paths") or {}).items():
         if not isinstance(item, dict):
             continue
@@ -262,10 +267,29 @@ def load(
                 continue
             if not _selected(op, rules_in, rules_out):
                 continue
+            if resource_rules and _selected(op, resource_rules, ()):
+                try:
+                    op.resource = _resource_uri(out.title, op)
+                except RefusedError as exc:
+                    out.refused.append(f"{op_id} as a resource: {exc} (kept as a tool)")
             op.tool = _python_name(op.tool, tools)
             out.ops.append(op)
     out.defs = _reachable(out)
     return out
+
+
+def _resource_uri(title: str, op: Op) -> str:
+    """The URI (template) a GET operation is read at: `api-name://` and its path, its
+    path parameters the template's variables (RFC 6570 level 1)."""
+    if op.method != "GET":
+        raise RefusedError(f"only GET operations can be resources, not {op.method}")
+    required = [p.name for p in op.params if p.required and p.location != "path"]
+    if required:
+        raise RefusedError(f"it needs {', '.join(required)} beside its path")
+    scheme = re.sub(r"[^a-z0-9+.-]+", "-", title.lower()).strip("-") or "api"
+    if not scheme[0].isalpha():
+        scheme = "api-" + scheme
+    return f"{scheme}://{op.path.lstrip('/')}"
 
 
 def _reachable(doc: Document) -> dict[str, Any]:
