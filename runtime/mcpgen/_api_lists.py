@@ -23,7 +23,7 @@ from mcpgen._connection import Connection, log
 from mcpgen._errors import McpError
 from mcpgen._wrap import unwrap_schema, wrapped
 from mcpgen_types import latest as t
-from mcpgen_types._base import MCPStruct, UnsetType
+from mcpgen_types._base import UnsetType
 
 __all__ = ["ReadResult", "Unwrapper", "cached", "concrete", "header_checked", "pages"]
 
@@ -84,10 +84,13 @@ def header_checked(connection: Connection, tools: list[t.Tool]) -> list[t.Tool]:
     return kept
 
 
-class ReadResult(MCPStruct, kw_only=True):
+class ReadResult(msgspec.Struct, kw_only=True):
     """What `Client.read_resource` returns: the `resources/read` result, its `contents`
     each a `TextResourceContents` or a `BlobResourceContents` (so `isinstance` tells
-    them apart), where the wire type `ReadResourceResult` has one merged struct."""
+    them apart), where the wire type `ReadResourceResult` has one merged struct.
+
+    A client-side view built from the decoded (generated) result: never decoded from
+    the wire nor sent, so no message type of the runtime's own."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
     cache_scope: str | UnsetType = msgspec.field(default=UNSET, name="cacheScope")

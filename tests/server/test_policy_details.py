@@ -302,7 +302,9 @@ def test_features_a_token_may_not_use_are_hidden_and_refused() -> None:
     listed = session_call(server, "tools/list", {}, set())["result"]["tools"]
     assert [tool["name"] for tool in listed] == ["look"]
     refused = session_call(server, "tools/call", {"name": "wipe"}, set())
-    assert refused["error"] == {"code": -32602, "message": "unknown tool: 'wipe'"}
+    # refused by authorization in the core, before any middleware: the scope it lacks
+    assert refused["error"]["code"] == -32003
+    assert refused["error"]["data"] == {"requiredScopes": ["admin"]}
     listed = session_call(server, "tools/list", {}, {"admin"})["result"]["tools"]
     assert sorted(tool["name"] for tool in listed) == ["look", "wipe"]
     wiped = session_call(server, "tools/call", {"name": "wipe"}, {"admin"})["result"]
