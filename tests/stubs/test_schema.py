@@ -78,5 +78,5 @@ def test_class_name_must_be_free_and_an_identifier(tmp_path: Path) -> None:
 def test_a_remote_ref_is_refused_not_fetched(tmp_path: Path) -> None:
     """A server's schema must not make the generator fetch a URL."""
     schema = {"type": "object", "properties": {"a": {"$ref": "http://127.0.0.1:9/x.json"}}}
-    with pytest.raises(ConfigurationError, match=r"refused the tool schemas(.|\n)*remote"):
+    with pytest.raises(ConfigurationError, match=r"refused the schemas(.|\n)*remote"):
         render([ToolSpec("echo", "", schema, None)], None, tmp_path / "m.py")

@@ -18,13 +18,12 @@ from typing import Any
 
 import msgspec
 
-from mcpgen._errors import ConfigurationError
 from mcpgen.openapi._spec import RESERVED, Document, Op, Param
+from mcpgen.stubs._models import ROOT, generate_models
 from mcpgen.stubs._render import _ruff
 
 __all__ = ["render"]
 
-_ROOT = "StubsUnusedRoot"  # the model generator's name for the document root (dropped)
 _SCALARS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
 _READ = {"GET", "HEAD", "OPTIONS"}
 
@@ -212,40 +211,9 @@ def _schemes(doc: Document) -> list[str]:
 
 def _models(schema: dict[str, Any]) -> str:
     """The models, as for `mcpgen stubs` but for documents written by hand: a class
-    inherits only where its parents' layouts agree, and discriminated unions are tagged."""
-    try:
-        import datamodel_code_generator as dcg  # noqa: PLC0415 (the openapi extra)
-        from datamodel_code_generator.enums import (  # noqa: PLC0415
-            AllOfClassHierarchy,
-            DataModelType,
-        )
-    except ImportError:
-        raise ConfigurationError(
-            "`mcpgen openapi` needs datamodel-code-generator: pip install 'mcpgen[openapi]'"
-        ) from None
-    try:
-        code = dcg.generate(
-            schema,
-            input_file_type=dcg.InputFileType.JsonSchema,
-            output_model_type=DataModelType.MsgspecStruct,
-            target_python_version=dcg.PythonVersion.PY_311,
-            output_datetime_class=dcg.DatetimeClassType.Datetime,
-            class_name=_ROOT,
-            use_annotated=True,
-            field_constraints=True,
-            use_union_operator=True,
-            use_standard_collections=True,
-            use_schema_description=True,
-            set_default_enum_member=True,
-            disable_timestamp=True,
-            formatters=[],
-            allow_remote_refs=False,  # a document must not make us fetch URLs
-            allof_class_hierarchy=AllOfClassHierarchy.IfNoConflict,
-            use_msgspec_tagged_unions=True,
-        )
-    except dcg.Error as exc:  # a schema it cannot model: say which, without a traceback
-        raise ConfigurationError(f"datamodel-code-generator refused the schemas: {exc}") from None
-    return code if isinstance(code, str) else ""
+    inherits only where its parents' layouts agree."""
+    hierarchy = {"allof_class_hierarchy": "if-no-conflict"}
+    return generate_models(schema, "mcpgen openapi", "openapi", **hierarchy)
 
 
 def _renamed(code: str) -> str:
@@ -280,7 +248,7 @@ def _model_code(doc: Document) -> str:
             continue
         if isinstance(node, ast.AnnAssign | ast.Assign):
             targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
-            if any(isinstance(t, ast.Name) and t.id == _ROOT for t in targets):
+            if any(isinstance(t, ast.Name) and t.id == ROOT for t in targets):
                 continue
         segment = ast.get_source_segment(code, node)
         if segment is not None:

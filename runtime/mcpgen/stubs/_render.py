@@ -14,7 +14,6 @@ import json
 import subprocess
 import sys
 import textwrap
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 
 from mcpgen._errors import ConfigurationError
 from mcpgen.stubs._decodable import decodable
+from mcpgen.stubs._models import ROOT, generate_models
 from mcpgen.stubs._schema import combined_schema, method_names
 
 __all__ = ["ToolSpec", "render"]
@@ -29,7 +29,6 @@ __all__ = ["ToolSpec", "render"]
 _INSTALL = "pip install 'mcpgen[stubs]'"
 _NOQA = "# ruff: noqa: E501 (the server's descriptions are kept whole)"
 _FIXES = "I,F401,RUF036"  # import order, unused imports, `None` last in a union
-_ROOT = "StubsUnusedRoot"  # the generator's name for the document root, which is dropped
 _HELPERS = ("_arguments", "_decode", "_T", "Any", "Client", "ToolError", "CallToolResult")
 
 _PRELUDE = """
@@ -87,41 +86,13 @@ def _version(package: str) -> str:
 
 
 def _models(schema: dict[str, Any]) -> str:
-    try:
-        import datamodel_code_generator as dcg  # noqa: PLC0415 (an optional dependency)
-        from datamodel_code_generator.enums import DataModelType  # noqa: PLC0415
-    except ImportError:
-        raise ConfigurationError(
-            f"`mcpgen stubs` needs datamodel-code-generator: {_INSTALL}"
-        ) from None
-    with warnings.catch_warnings():
-        # Its warning on unions msgspec cannot decode: `decodable` mends those.
-        warnings.simplefilter("ignore", UserWarning)
-        try:
-            code = dcg.generate(
-                schema,
-                input_file_type=dcg.InputFileType.JsonSchema,
-                output_model_type=DataModelType.MsgspecStruct,
-                target_python_version=dcg.PythonVersion.PY_311,
-                output_datetime_class=dcg.DatetimeClassType.Datetime,
-                class_name=_ROOT,
-                use_annotated=True,
-                field_constraints=True,
-                use_union_operator=True,
-                use_msgspec_tagged_unions=True,  # unions with a discriminator (`tag_unions`)
-                use_standard_collections=True,
-                snake_case_field=True,  # `dryRun` is `dry_run`, sent as `dryRun`
-                use_schema_description=True,
-                set_default_enum_member=True,
-                disable_timestamp=True,
-                formatters=[],
-                allow_remote_refs=False,  # a server's schema must not make us fetch URLs
-            )
-        except dcg.Error as exc:  # a schema it cannot model: say which, without a traceback
-            raise ConfigurationError(
-                f"datamodel-code-generator refused the tool schemas: {exc}"
-            ) from None
-    return decodable(code) if isinstance(code, str) else ""
+    code = generate_models(
+        schema,
+        "mcpgen stubs",
+        "stubs",
+        snake_case_field=True,  # `dryRun` is `dry_run`
+    )
+    return decodable(code) if code else ""
 
 
 def _fields(node: ast.ClassDef, source: str) -> list[_Param]:
@@ -284,7 +255,7 @@ def _split(code: str) -> tuple[list[str], list[str]]:
             continue
         if isinstance(node, ast.Import | ast.ImportFrom):
             imports.append(segment)
-        elif _ROOT in _assigned(node):
+        elif ROOT in _assigned(node):
             continue
         else:
             body += ["", "", segment]
