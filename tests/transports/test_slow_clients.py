@@ -276,3 +276,17 @@ def test_the_body_deadline_does_not_bound_the_request_itself() -> None:
     status, answer = asyncio.run(_exchange(app, [body[:10], body[10:]], 0.1))  # in time
     assert status == 200
     assert json.loads(answer)["result"]["content"][0]["text"] == "rested"
+
+
+def test_a_large_body_the_app_did_not_read_is_not_taken_for_headers(
+    server: tuple[int, object],
+) -> None:
+    """A response can end before the body it did not read has arrived (a 404 for an
+    unknown path): the rest of that body is the request's, not the next request's head,
+    so neither it nor the next request on the connection is refused as too large."""
+    port, _ = server
+    body = b"x" * (256 * 1024)  # far past max_header_bytes (8 KiB here)
+    with httpx.Client(timeout=PATIENCE) as http:
+        for _ in range(3):
+            assert http.post(f"http://127.0.0.1:{port}/elsewhere", content=body).status_code == 404
+        assert http.get(f"http://127.0.0.1:{port}/elsewhere").status_code == 404

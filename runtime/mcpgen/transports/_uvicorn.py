@@ -11,8 +11,8 @@ moment the connection opened or the previous response ended, and a size bound,
 closes. A request whose headers arrived is the app's from then on (its body has a
 deadline of its own: `_limits`); a response that lasts (an SSE stream) is never cut.
 
-The protocol subclass reads two attributes of uvicorn's protocols, `cycle` (the
-request being served) and its `response_complete`, which both implementations have
+The protocol subclass reads attributes of uvicorn's protocols: `cycle` (the
+request being served), its `response_complete` and `more_body`, which both implementations have
 had since uvicorn 0.13; the tests in `tests/transports/test_slow_clients.py` run real
 sockets against it, so a uvicorn that changes them fails there, not in production.
 """
@@ -155,6 +155,8 @@ def _with_deadline(base: type[Any], seconds: float, most: int) -> type[asyncio.P
 
         _header_timer: asyncio.TimerHandle | None = None
         _header_bytes = 0
+        _tail = b""  # the last bytes counted, for a terminator split between reads
+        _ended = False  # the headers are all here; uvicorn takes the request when it can
 
         def connection_made(self, transport: asyncio.Transport) -> None:
             super().connection_made(transport)
@@ -165,25 +167,43 @@ def _with_deadline(base: type[Any], seconds: float, most: int) -> type[asyncio.P
             super().data_received(data)
             if self.cycle is not cycle:  # a request's headers are complete
                 self._disarm()
-            elif self._waiting() and not self.transport.is_closing():
-                self._header_bytes += len(data) if waiting else 0
-                if self._header_bytes > most:
+                self._ended = False
+            elif waiting and self._waiting() and not self._ended:
+                self._count(data)
+
+        def _count(self, data: bytes) -> None:
+            """Bytes of a request's head (a body sent with it in one write is not)."""
+            if self.transport.is_closing():
+                return
+            if self._header_timer is None:
+                self._arm()
+            seen = self._tail + data
+            end = seen.find(b"\r\n\r\n")
+            if end >= 0:
+                if self._header_bytes - len(self._tail) + end + 4 > most:
                     self._refuse(_TOO_LARGE)
-                elif self._header_timer is None:
-                    self._arm()
+                else:
+                    self._ended = True
+                    self._disarm()
+                return
+            self._header_bytes += len(data)
+            self._tail = seen[-3:]
+            if self._header_bytes > most:
+                self._refuse(_TOO_LARGE)
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
             super().connection_lost(exc)
 
         def _waiting(self) -> bool:
-            """Whether the connection waits for a request's headers (no request is
-            being served)."""
+            """Whether the connection waits for a request's headers: no request is
+            being served, and the last one's body has all arrived (a response may end
+            before the body it did not read)."""
             cycle = self.cycle
-            return cycle is None or bool(cycle.response_complete)
+            return cycle is None or (bool(cycle.response_complete) and not cycle.more_body)
 
         def _arm(self) -> None:
-            self._header_bytes = 0
+            self._header_bytes, self._tail = 0, b""
             loop = asyncio.get_running_loop()
             self._header_timer = loop.call_later(seconds, self._expired)
 
@@ -194,7 +214,7 @@ def _with_deadline(base: type[Any], seconds: float, most: int) -> type[asyncio.P
 
         def _expired(self) -> None:
             self._header_timer = None
-            if self._waiting():
+            if self._waiting() and not self._ended:
                 self._refuse(_TIMEOUT)
 
         def _refuse(self, answer: bytes) -> None:
