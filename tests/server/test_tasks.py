@@ -780,3 +780,61 @@ def test_input_for_a_task_reaches_the_worker_running_it_over_the_bus() -> None:
         assert done == await settle(a, task_id)
 
     asyncio.run(asyncio.wait_for(body(), 10))
+
+
+def test_a_forwarded_partial_answer_is_taken_before_the_ack() -> None:
+    """tasks/update on a worker that does not run the task is acknowledged only once the
+    owner has taken the answers: a tasks/get right after the ack, on either worker, shows
+    the answered key gone and the other one still asked (the conformance suite's
+    partial-fulfillment check through a cluster)."""
+    store, bus = InMemoryTaskStore(), InMemoryBus()
+    server_a, _ = build(task_store=store, bus=bus)
+    server_b, _ = build(task_store=store, bus=bus)
+
+    async def body() -> None:
+        a, b = Client(server_a), Client(server_b)
+        task_id = (await call(a, "two"))["result"]["taskId"]
+        await settle(b, task_id, ("input_required",))
+        one = {"a": {"action": "accept", "content": {"v": "1"}}}
+        ack = await send(b, 2, "tasks/update", {"taskId": task_id, "inputResponses": one})
+        assert ack["result"]["resultType"] == "complete"
+        for worker in (b, a):
+            still = (await get(worker, task_id))["result"]
+            assert still["status"] == "input_required" and list(still["inputRequests"]) == ["b"]
+        bad = {"b": {"action": "maybe"}}  # judged where it lands, against the record
+        wrong = await send(b, 3, "tasks/update", {"taskId": task_id, "inputResponses": bad})
+        assert wrong["error"]["code"] == -32602
+        two = {"b": {"action": "accept", "content": {"v": "2"}}}
+        await send(b, 4, "tasks/update", {"taskId": task_id, "inputResponses": two})
+        assert (await settle(b, task_id))["result"]["content"][0]["text"] == "1+2"
+
+    asyncio.run(asyncio.wait_for(body(), 10))
+
+
+def test_a_forwarded_answer_nobody_takes_is_an_error_not_an_ack() -> None:
+    """When the owner never takes forwarded answers (it died), the update fails with an
+    error saying so instead of acknowledging answers that went nowhere."""
+    store, bus = InMemoryTaskStore(), InMemoryBus()
+    server_a, _ = build(task_store=store, bus=bus)
+    server_b, _ = build(task_store=store, bus=InMemoryBus())  # hears nothing, reaches nobody
+
+    async def no_wait(seconds: float) -> None:
+        await asyncio.sleep(0)
+
+    server_b.core.tasks.sleep = no_wait
+
+    async def body() -> None:
+        a, b = Client(server_a), Client(server_b)
+        task_id = (await call(a, "two"))["result"]["taskId"]
+        await settle(b, task_id, ("input_required",))
+        one = {"a": {"action": "accept", "content": {"v": "1"}}}
+        lost = await send(b, 2, "tasks/update", {"taskId": task_id, "inputResponses": one})
+        assert lost["error"]["code"] == -32603
+        assert "did not take the answers" in lost["error"]["message"]
+        assert sorted((await get(a, task_id))["result"]["inputRequests"]) == ["a", "b"]
+        stray = {"zz": {"action": "accept"}}  # nothing outstanding to wait for: acked at once
+        assert "error" not in await send(
+            b, 3, "tasks/update", {"taskId": task_id, "inputResponses": stray}
+        )
+
+    asyncio.run(asyncio.wait_for(body(), 10))

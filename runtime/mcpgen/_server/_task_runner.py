@@ -14,6 +14,7 @@ its owner, seeing the status change on the bus, stops the work.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
 from collections.abc import Awaitable, Callable, Coroutine
@@ -47,7 +48,7 @@ from mcpgen._server._tasks import (
     error_object,
     event,
     fields,
-    input_event,
+    forward,
     issue,
     task_call,
     too_many,
@@ -78,8 +79,10 @@ class TaskRunner:
         poll_ms: int,
         clock: Callable[[], float] = time.time,
         max_running: int | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.store = store
+        self.sleep = sleep
         self.max_running = max_running  # per client (`client_key`); None: no bound
         self.spawn = spawn
         self.nowhere = Nowhere(spawn)
@@ -342,7 +345,7 @@ class TaskRunner:
             return
         live = self.running.get(task_id)
         if live is None:  # it runs on another worker: the answers go there on the bus
-            self.publish(input_event(task_id, principal, responses))
+            await forward(self.store, self.publish, self.sleep, state, principal, responses)
             return
         pending = live.state.input_requests
         typed = typed_answers(pending, live.asked, responses)

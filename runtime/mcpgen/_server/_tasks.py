@@ -18,7 +18,7 @@ An expired id, an unknown one and another principal's one all get the same -3260
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,7 +30,7 @@ from mcpgen._errors import ConfigurationError, McpError
 from mcpgen._server._call import Call, Channel, Handle
 from mcpgen._server._defs import ToolDef
 from mcpgen._server._mrtr import input_response
-from mcpgen.stores import ReplyEvent, TaskEvent, TaskState
+from mcpgen.stores import ReplyEvent, TaskEvent, TaskState, TaskStore
 from mcpgen_types import ext_tasks as x
 from mcpgen_types import latest as t
 
@@ -49,6 +49,7 @@ __all__ = [
     "error_object",
     "event",
     "fields",
+    "forward",
     "input_event",
     "input_of",
     "issue",
@@ -80,6 +81,41 @@ class _Input(msgspec.Struct, frozen=True):
 
 def input_event(task_id: str, principal: str | None, responses: dict[str, Any]) -> ReplyEvent:
     return ReplyEvent(TASK_INPUT + task_id, msgspec.msgpack.encode(_Input(principal, responses)))
+
+
+_FORWARD_WAIT_S = 5.0  # how long a forwarded tasks/update waits for the owner to take it
+
+
+async def forward(
+    store: TaskStore,
+    publish: Publish,
+    sleep: Callable[[float], Awaitable[None]],
+    state: TaskState,
+    principal: str | None,
+    responses: dict[str, Any],
+) -> None:
+    """Answers for a task another worker runs: checked here against the record's requests,
+    sent to the owner on the bus, and returned from only once the record shows them taken,
+    so a `tasks/get` on any worker after the acknowledgement sees the answered keys gone.
+    Raises when the owner does not take them in time (it died); sending again is safe."""
+    pending = state.input_requests
+    asked = {wire: (wire, request.get("method", "")) for wire, request in pending.items()}
+    sent = {wire for wire, _, _ in typed_answers(pending, asked, responses)}
+    publish(input_event(state.id, principal, responses))
+    delay, waited = 0.002, 0.0
+    while sent and waited < _FORWARD_WAIT_S:
+        await sleep(delay)
+        waited += delay
+        delay = min(delay * 2, 0.05)
+        now = await store.get(state.id)
+        if now is None or now.status != INPUT_REQUIRED or sent.isdisjoint(now.input_requests):
+            return
+    if sent:
+        raise McpError(
+            t.INTERNAL_ERROR,
+            f"the worker running task {state.id!r} did not take the answers within "
+            f"{_FORWARD_WAIT_S:g} s; sending them again is safe",
+        )
 
 
 def input_of(event: ReplyEvent) -> tuple[str, str | None, dict[str, Any]] | None:
