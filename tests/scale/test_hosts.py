@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -186,7 +187,11 @@ def test_an_sse_stream_resumes_on_another_host(hosts: Layout) -> None:
                 if any('"id":2' in data for data in replayed):
                     break
     assert replayed == missed
-    post, get = [h for h in hosts.hits()[before:] if h.session == sid][:2]
+    deadline = time.monotonic() + 20  # nginx logs the GET once it has seen it end
+    while len(mine := [h for h in hosts.hits()[before:] if h.session == sid]) < 2:
+        assert time.monotonic() < deadline, hosts.hits()[before:]
+        time.sleep(0.1)
+    post, get = mine[:2]
     assert (post.method, get.method) == ("POST", "GET")
     assert post.upstream != get.upstream, (post, get)
 
