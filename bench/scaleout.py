@@ -218,22 +218,30 @@ def section(results: dict[str, Any]) -> str:
             top = ", ".join(f"{k} {v:,}" for k, v in row["commands"].items()) or "none"
             where = f"one {row['flow']} run at {row['workers']} workers"
             lines += ["", f"Redis commands of {where}, {row['requests']:,.0f} requests: {top}."]
-    lines += ["", results["note"].strip(), END, ""]
+    lines += ["", note(results["cpus"], max(r["workers"] for r in rows)), END, ""]
     return "\n".join(lines)
 
 
-NOTE = """
-This machine has 2 cores, shared with wrk and redis-server in the same run (and with
-other work): beyond two workers there is no core left to scale onto, so the 4-worker
-rows measure contention, not capacity. Read the per-worker throughput and the CPU and
-Redis commands per call, which do not depend on the core count; rerun on a quiet
-machine with more cores (`.venv/bin/python bench/scaleout.py`) for the throughput
-curve. A modern call touches Redis only for the workers' heartbeats; a legacy call
-pays for the session's creation, its initialized notification and its DELETE, while the
-call itself is answered from the worker's copy of the session. Through a per-request
-balancer (nginx round robin) a session's requests land on several workers: each
-first request of a session on a worker adds one load (docs/guide/scale-out.md).
-"""
+def note(cpus: int, most: int) -> str:
+    """What the figures can and cannot say on this machine."""
+    text = ""
+    if most > cpus:
+        text = (
+            f"This machine has {cpus} cores, shared with wrk and redis-server in the same "
+            f"run (and with other work): past {cpus} workers there is no core left to "
+            f"scale onto, so the rows above {cpus} workers measure contention, not "
+            "capacity. Read the per-worker throughput and the CPU and Redis commands per "
+            "call, which do not depend on the core count; rerun on a quiet machine with "
+            "more cores (`.venv/bin/python bench/scaleout.py`) for the throughput curve. "
+        )
+    return text + (
+        "A modern call has nothing to keep in Redis (no session, no task here), so it "
+        "costs no Redis command. A legacy call pays for the session's creation, its "
+        "`notifications/initialized` and its DELETE; the call itself is answered from "
+        "the worker's copy of the session. Behind a per-request balancer (nginx round "
+        "robin) a session's requests land on several workers, and each first request "
+        "of a session on a worker adds one load (docs/guide/scale-out.md)."
+    )
 
 
 def write(doc: Path, text: str) -> None:
@@ -285,7 +293,6 @@ def main() -> None:
         "rounds": args.rounds,
         "runs": runs,
         "rows": summarize(runs),
-        "note": NOTE,
     }
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(results, indent=2) + "\n")

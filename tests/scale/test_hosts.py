@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -15,7 +16,8 @@ import httpx
 import pytest
 
 from mcpgen import Client, ToolTask
-from tests.scale.hosts_layout import ADDRESSES, ODD, Layout, healthy, layout, tls_context
+from tests.docs.blocks import fenced_blocks
+from tests.scale.hosts_layout import ADDRESSES, ODD, PAGE, Layout, healthy, layout, tls_context
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_redis, pytest.mark.needs_nginx]
 
@@ -75,6 +77,9 @@ def test_the_hosts_answer_health_checks_and_share_one_key_id(hosts: Layout) -> N
     for host in hosts.hosts:
         assert healthy(host.address, hosts.port), host.address
         assert f"http://{host.address}:{hosts.port}/mcp" in "".join(host.lines)
+    (shown,) = [b.code for b in fenced_blocks(PAGE) if b.code.startswith("mcpgen: state key id")]
+    said = [line for line in hosts.hosts[0].lines if line.startswith("mcpgen: state key id")]
+    assert [re.sub(r"id \w+", "id X", line) for line in said] == [re.sub(r"id \w+", "id X", shown)]
     ids = {host.key_id() for host in hosts.hosts}
     assert len(ids) == 1, ids
     assert hosts.odd.key_id() not in ids  # the misconfigured host shows it at once
