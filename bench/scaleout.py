@@ -123,6 +123,9 @@ def workers(count: int, redis_port: int) -> Iterator[tuple[int, list[int]]]:
 
 def measure(count: int, flow: str, args: argparse.Namespace, redis: Any) -> dict[str, Any]:
     redis_port, redis_proc = redis
+    with socket.create_connection(("127.0.0.1", redis_port), timeout=5) as sock:
+        sock.sendall(b"FLUSHALL\r\n")  # every run starts empty: no sessions of earlier runs
+        assert sock.recv(64).startswith(b"+OK")
     with workers(count, redis_port) as (port, pids):
         for _ in range(5):  # warm-up: every worker imported, connected and answering
             warm, _ = workload.wrk(port, flow, min(count * 2, args.connections), 3, 0)
@@ -238,7 +241,11 @@ def note(cpus: int, most: int) -> str:
         "A modern call has nothing to keep in Redis (no session, no task here), so it "
         "costs no Redis command. A legacy call pays for the session's creation, its "
         "`notifications/initialized` and its DELETE; the call itself is answered from "
-        "the worker's copy of the session. Behind a per-request balancer (nginx round "
+        "the worker's copy of the session. The script that creates a session also "
+        "looks at every open session of the same client (its quota of 100), and here "
+        "all of wrk's connections are one client (127.0.0.1) with up to one open session "
+        "each: the commands inside that script grow with the connections, the scripts "
+        "per request do not. Behind a per-request balancer (nginx round "
         "robin) a session's requests land on several workers, and each first request "
         "of a session on a worker adds one load (docs/guide/scale-out.md)."
     )

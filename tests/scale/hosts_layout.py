@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import httpx
@@ -33,6 +33,7 @@ from tests.certs import self_signed
 from tests.conftest import REPO, need
 from tests.docs.blocks import fenced_blocks
 from tests.processes import free_port
+from tests.scale.cluster_run import Hit, read_hits
 from tests.stores.redis_ha import SentinelLayout, binary
 
 PAGE = REPO / "docs" / "guide" / "deployment.md"
@@ -45,7 +46,6 @@ LOG_FORMAT = (
     'log_format hosts \'$remote_addr "$request" $status upstream=$upstream_addr '
     "session=$http_mcp_session_id';\n"
 )
-_HIT = re.compile(r'"(?P<method>\S+) \S+ [^"]*" (?P<status>\d+) upstream=(?P<up>\S+) session=(\S*)')
 
 
 def several_host_blocks() -> tuple[str, str]:
@@ -176,14 +176,6 @@ def nginx_conf(where: Path, site: str) -> Path:
 
 
 @dataclass
-class Hit:
-    method: str
-    status: int
-    upstream: str
-    session: str
-
-
-@dataclass
 class Layout:
     url: str  # https://localhost:PORT/mcp
     port: int  # the hosts' port
@@ -193,16 +185,9 @@ class Layout:
     odd: Host
 
     def hits(self) -> list[Hit]:
-        found = []
-        for line in (self.dir / "access.log").read_text().splitlines():
-            match = _HIT.search(line)
-            if match:
-                up = match["up"].rsplit(":", 1)[0]
-                sid = match[4]
-                found.append(
-                    Hit(match["method"], int(match["status"]), up, "" if sid == "-" else sid)
-                )
-        return found
+        """The requests nginx finished so far; `upstream` is the host's address."""
+        found = read_hits(self.dir / "access.log")
+        return [replace(hit, upstream=hit.upstream.rsplit(":", 1)[0]) for hit in found]
 
 
 @contextlib.contextmanager

@@ -41,6 +41,7 @@ from tests.scale.cluster_run import (
     stop,
     worker_port,
 )
+from tests.scale.wire import sse_fields
 from tests.stores.redis_server import redis_url
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_redis, pytest.mark.needs_nginx]
@@ -133,19 +134,6 @@ def test_a_task_is_followed_on_any_worker(two: Cluster) -> None:
     assert len(polls) == 2
 
 
-def _sse_events(text: str) -> list[dict[str, str]]:
-    events = []
-    for block in text.split("\n\n"):
-        fields: dict[str, str] = {}
-        for line in block.splitlines():
-            key, _, value = line.partition(":")
-            if key in ("id", "data", "event"):
-                fields[key] = value.removeprefix(" ")
-        if fields:
-            events.append(fields)
-    return events
-
-
 def test_sse_replay_after_last_event_id_on_another_worker(two: Cluster) -> None:
     """A 2025-11-25 session's tools/call stream: the client keeps only its first event's
     id, then GETs with Last-Event-ID (round robin sends it to the other worker) and gets
@@ -178,7 +166,7 @@ def test_sse_replay_after_last_event_id_on_another_worker(two: Cluster) -> None:
             },
         }
         whole = http.post(two.url, json=call, headers=headers)
-        events = [e for e in _sse_events(whole.text) if "id" in e]
+        events = [e for e in sse_fields(whole.text) if "id" in e]
         assert events and any('"id":1' in e.get("data", "") for e in events), whole.text
         first = events[0]["id"]
         stream = {**headers, "accept": "text/event-stream", "last-event-id": first}
@@ -188,7 +176,7 @@ def test_sse_replay_after_last_event_id_on_another_worker(two: Cluster) -> None:
             text = ""
             for chunk in response.iter_text():
                 text += chunk
-                replayed = [e for e in _sse_events(text) if e.get("data")]
+                replayed = [e for e in sse_fields(text) if e.get("data")]
                 if any('"id":1' in e["data"] for e in replayed):
                     break
         missed = [e["data"] for e in events[1:] if e.get("data")]

@@ -18,6 +18,7 @@ import pytest
 from mcpgen import Client, ToolTask
 from tests.docs.blocks import fenced_blocks
 from tests.scale.hosts_layout import ADDRESSES, ODD, PAGE, Layout, healthy, layout, tls_context
+from tests.scale.wire import open_session, sse_fields
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_redis, pytest.mark.needs_nginx]
 
@@ -134,38 +135,12 @@ def test_a_legacy_session_is_served_by_every_host(hosts: Layout) -> None:
     assert served_by(hosts, before, sessions.pop()) == set(ADDRESSES)
 
 
-def _events(text: str) -> list[dict[str, str]]:
-    events = []
-    for block in text.replace("\r\n", "\n").split("\n\n"):
-        fields: dict[str, str] = {}
-        for line in block.splitlines():
-            key, _, value = line.partition(":")
-            if key in ("id", "data"):
-                fields[key] = value.removeprefix(" ")
-        if fields:
-            events.append(fields)
-    return events
-
-
 def test_an_sse_stream_resumes_on_another_host(hosts: Layout) -> None:
     """A 2025-11-25 tools/call streamed as SSE by one host; the client keeps the first
     event's id only and resumes with Last-Event-ID: another host replays the rest."""
-    init = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "resume", "version": "1"},
-        },
-    }
     with client(hosts) as http:
-        opened = http.post(hosts.url, json=init, headers=LEGACY)
-        sid = opened.headers["mcp-session-id"]
-        session = {**LEGACY, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25"}
-        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        assert http.post(hosts.url, json=note, headers=session).status_code == 202
+        session = open_session(http, hosts.url, "resumer")
+        sid = session["mcp-session-id"]
         level = {
             "jsonrpc": "2.0",
             "id": 1,
@@ -177,7 +152,7 @@ def test_an_sse_stream_resumes_on_another_host(hosts: Layout) -> None:
                 "params": {"name": "chatty", "arguments": {}}}  # fmt: skip
         before = len(hosts.hits())
         whole = http.post(hosts.url, json=call, headers=session)
-        streamed = [e for e in _events(whole.text) if "id" in e]
+        streamed = [e for e in sse_fields(whole.text) if "id" in e]
         assert len([e for e in streamed if e.get("data")]) == 4, whole.text  # 3 logs, the result
         first = streamed[0]["id"]
         missed = [e["data"] for e in streamed[1:] if e.get("data")]
@@ -188,7 +163,7 @@ def test_an_sse_stream_resumes_on_another_host(hosts: Layout) -> None:
             text = ""
             for chunk in response.iter_text():
                 text += chunk
-                replayed = [e["data"] for e in _events(text) if e.get("data")]
+                replayed = [e["data"] for e in sse_fields(text) if e.get("data")]
                 if any('"id":2' in data for data in replayed):
                     break
     assert replayed == missed
