@@ -62,6 +62,12 @@ def several_host_blocks() -> tuple[str, str]:
 
 def common_port() -> int:
     """A port free on every simulated host's address."""
+    for address in (*ADDRESSES, ODD):
+        with socket.socket() as sock:
+            try:
+                sock.bind((address, 0))
+            except OSError:
+                need(False, f"the loopback address {address} (Linux has all of 127.0.0.0/8 on lo)")
     while True:
         port = free_port()
         with contextlib.ExitStack() as stack:
