@@ -819,7 +819,7 @@ def test_a_forwarded_answer_nobody_takes_is_an_error_not_an_ack() -> None:
     server_b, _ = build(task_store=store, bus=InMemoryBus())  # hears nothing, reaches nobody
 
     async def no_wait(seconds: float) -> None:
-        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # the 5 s the forwarder would wait, without the wall time
 
     server_b.core.tasks.sleep = no_wait
 

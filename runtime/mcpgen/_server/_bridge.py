@@ -23,7 +23,7 @@ handler again it calls the continuation the session gave it with the round.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any, Final, Protocol
 
 import msgspec
@@ -38,7 +38,7 @@ from mcpgen._server._mrtr import input_request_method, input_response, legacy_in
 from mcpgen_types import latest as t
 from mcpgen_types.latest import INTERNAL_ERROR
 
-__all__ = ["MAX_ROUNDS", "LegacyBridge", "Loop"]
+__all__ = ["MAX_ROUNDS", "LegacyBridge", "Loop", "loop_sleep"]
 
 MAX_ROUNDS: Final = 16
 _encode = msgspec.json.Encoder().encode
@@ -72,6 +72,24 @@ class Loop(Protocol):
     def create_future(self) -> Waiter: ...
 
     def call_later(self, delay: float, callback: Callable[[], object]) -> Timer: ...
+
+
+def loop_sleep(loop: Callable[[], Loop] | None) -> Callable[[float], Awaitable[None]]:
+    """A sleep on the event loop `loop` returns (the core imports no asyncio)."""
+
+    async def sleep(seconds: float) -> None:
+        if loop is None:
+            raise ConfigurationError("this ServerCore was built without an event loop")
+        waiter = loop().create_future()
+
+        def wake() -> None:
+            if not waiter.done():
+                waiter.set_result(None)
+
+        loop().call_later(seconds, wake)
+        await waiter
+
+    return sleep
 
 
 class _Awaited:

@@ -28,7 +28,7 @@ from mcpgen._protocol import (
     SUPPORTED,
     downgrade,
 )
-from mcpgen._server._bridge import Loop
+from mcpgen._server._bridge import Loop, loop_sleep
 from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, Listener
 from mcpgen._server._call import Call, Channel, Pending
 from mcpgen._server._defs import CompletionDef, PromptDef, ResourceDef, TemplateDef, ToolDef
@@ -162,6 +162,7 @@ class ServerCore:
             ttl_ms=task_ttl_ms,
             poll_ms=task_poll_ms,
             max_running=max_tasks_per_client,
+            sleep=loop_sleep(loop),
         )
         # The methods served (name -> `_methods.MethodSpec`): the plain table, or (`use`)
         # each in its middleware chain.

@@ -14,7 +14,6 @@ its owner, seeing the status change on the bus, stops the work.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import time
 from collections.abc import Awaitable, Callable, Coroutine
@@ -24,6 +23,7 @@ import msgspec
 
 from mcpgen._errors import ConfigurationError, McpError
 from mcpgen._server._awaits import InputPending
+from mcpgen._server._bridge import loop_sleep
 from mcpgen._server._call import Call
 from mcpgen._server._content import failure, tool_outcome
 from mcpgen._server._context import Context, Drive, InputRequired, finish
@@ -79,10 +79,10 @@ class TaskRunner:
         poll_ms: int,
         clock: Callable[[], float] = time.time,
         max_running: int | None = None,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> None:
         self.store = store
-        self.sleep = sleep
+        self.sleep = sleep if sleep is not None else loop_sleep(None)
         self.max_running = max_running  # per client (`client_key`); None: no bound
         self.spawn = spawn
         self.nowhere = Nowhere(spawn)
