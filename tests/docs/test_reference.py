@@ -1,7 +1,7 @@
 """The built site as a reader meets it: the API reference shows public, documented
 members (no attribute assignments, no `core`), with Args/Returns/Raises sections where
 they were written; search finds the guides before generated-type members (those pages
-are out of the index); and the site names its home and repository."""
+are out of the index); and the site claims no home or repository it does not have."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pytest
 
 from tests.docs.site import Build
 
-pytestmark = pytest.mark.docs
+# Each test reads the built site: a site build is outside the quick tier (CONTRIBUTING.md).
+pytestmark = [pytest.mark.docs, pytest.mark.slow]
 
 
 def _member_ids(page: str, owner: str) -> set[str]:
