@@ -22,6 +22,7 @@ from mcpgen.openapi import ApiAuth, generate
 from tests.conftest import REPO
 from tests.openapi import inventory_api
 from tests.transports.httpharness import running
+from tests.typecheck import shared_cache
 
 ERAS = ("modern", "legacy")
 
@@ -165,7 +166,7 @@ def test_the_command_writes_checks_and_passes_mypy_and_ruff(tmp_path: Path) -> N
         )
         assert proc.returncode == 0, proc.stdout + proc.stderr
     mypy = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(out)],
+        [sys.executable, "-m", "mypy", "--strict", *shared_cache(tmp_path), str(out)],
         capture_output=True,
         text=True,
         timeout=300,
