@@ -21,6 +21,7 @@ from mcpgen import Client, Server
 from mcpgen.openapi import ApiAuth, generate
 from tests.conftest import REPO
 from tests.openapi import inventory_api
+from tests.openapi.generated import load_generated
 from tests.transports.httpharness import running
 from tests.typecheck import shared_cache
 
@@ -41,16 +42,7 @@ def module(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
     folder = tmp_path_factory.mktemp("openapi")
     spec = folder / "inventory.json"
     spec.write_text(json.dumps(inventory_api.app.openapi()))
-    path = folder / "inventory_tools.py"
-    text, refused = generate(str(spec), path)
-    assert refused == []
-    path.write_text(text)
-    loaded = importlib.util.spec_from_file_location("inventory_tools", path)
-    assert loaded is not None and loaded.loader is not None
-    found = importlib.util.module_from_spec(loaded)
-    sys.modules["inventory_tools"] = found
-    loaded.loader.exec_module(found)
-    return found
+    return load_generated(spec, folder / "inventory_tools.py")[1]
 
 
 def build(module: ModuleType, base: str, key: str | None = inventory_api.API_KEY) -> Server:

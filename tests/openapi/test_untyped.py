@@ -5,38 +5,19 @@ and a parameter whose own type is such a union is `Any` with the tool saying so.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import msgspec
-import pytest
 
 from mcpgen import Server
-from mcpgen.openapi import generate
 from mcpgen.stubs._decodable import undecodable
+from tests.openapi.generated import load_generated
 
 PETS = Path(__file__).with_name("pets.json")
 
 
-def load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, ModuleType]:
-    path = tmp_path / "pets_tools.py"
-    text, refused = generate(str(PETS), path)
-    assert refused == []
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location("pets_tools", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "pets_tools", module)  # msgspec resolves names there
-    spec.loader.exec_module(module)
-    return text, module
-
-
-def test_an_undecodable_field_loosens_only_its_struct(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    text, module = load(tmp_path, monkeypatch)
+def test_an_undecodable_field_loosens_only_its_struct(tmp_path: Path) -> None:
+    text, module = load_generated(PETS, tmp_path / "pets_tools.py")
     # Owner.pet (Cat | Dog, untagged) is Any, so Owner itself decodes and stays typed.
     assert "    pet: Any\n" in text
     assert "async def create_owner(ctx: Context, body: Owner) -> Owner:" in text
