@@ -4,6 +4,7 @@ strict skips hold on parallel workers."""
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -95,3 +96,32 @@ def test_strict_skips_fail_on_parallel_workers() -> None:
     assert "skipped under MCPGEN_STRICT_SKIPS=1" in strict.stdout
     lenient = _pytest("-n", "auto", probe, env={**env, "MCPGEN_STRICT_SKIPS": "0"})
     assert lenient.returncode == 0 and "1 skipped" in lenient.stdout, lenient.stdout[-2000:]
+
+
+def _slow(node: ast.expr) -> bool:
+    """`pytest.mark.slow`, alone or in a list of marks."""
+    if isinstance(node, ast.List | ast.Tuple):
+        return any(_slow(item) for item in node.elts)
+    return ast.unparse(node) == "pytest.mark.slow"
+
+
+def test_no_quick_test_waits_for_a_site_build() -> None:
+    """A test reading the built site (`zensical_site`) is slow by the tier's definition:
+    one such test in the quick tier would put a whole site build in it."""
+    quick = []
+    for path in sorted((REPO / "tests").rglob("test_*.py")):
+        tree = ast.parse(path.read_text())
+        module_slow = any(
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets)
+            and _slow(node.value)
+            for node in tree.body
+        )
+        for node in tree.body:
+            if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test"):
+                continue
+            if "zensical_site" not in {a.arg for a in node.args.args}:
+                continue
+            if not module_slow and not any(_slow(d) for d in node.decorator_list):
+                quick.append(f"{path.relative_to(REPO)}::{node.name}")
+    assert quick == []

@@ -13,6 +13,17 @@ from pathlib import Path
 
 from tests.conftest import REPO
 
+
+def shared_cache(tmp: Path) -> list[str]:
+    """mypy's options for a cache shared by the runs of one test process: `tmp` is a
+    directory pytest made for the test (tmp_path, or tmp_path_factory.mktemp), so its
+    parent is this run's (this worker's) own base directory. The first run analyses
+    mcpgen, msgspec and the standard library; the next ones read them from the cache
+    and check only what changed (their own files), with the same findings. Tests of
+    one worker run one at a time, so no two runs write the cache at once."""
+    return ["--cache-dir", str(tmp.parent / "mypy-cache")]
+
+
 _FINDING = re.compile(r"^typed\.py:(\d+): (error|note): (.*?)(?:  \[([a-z-]+)\])?$")
 
 
@@ -41,8 +52,7 @@ def check_marks(source: str, tmp_path: Path) -> None:
             "--show-error-codes",
             "--hide-error-context",
             "--no-pretty",
-            "--cache-dir",
-            str(tmp_path / "cache"),
+            *shared_cache(tmp_path),
             "typed.py",
         ],
         cwd=tmp_path,

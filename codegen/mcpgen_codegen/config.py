@@ -83,6 +83,8 @@ class Policy:
     extend: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     # extension revisions whose schema inlines every reference (see lower.Builder)
     reuse_shapes: frozenset[str] = frozenset()
+    # role -> definition -> property -> JSON Schema: keys the role's revisions gain
+    added: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
 
 _PIN_KEYS = set(Pin.__dataclass_fields__)
@@ -191,4 +193,8 @@ def policy_from_dict(data: dict[str, Any]) -> Policy:
             for revision, entry in data.get("extensions", {}).items()
             if entry.get("reuse_shapes", False)
         ),
+        added={
+            role: {name: dict(props) for name, props in entry.items()}
+            for role, entry in data.get("added", {}).items()
+        },
     )

@@ -65,4 +65,25 @@ def apply_patches(
     return doc
 
 
+def add_properties(
+    schema: dict[str, Any], version: str, added: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """Return a copy of `schema` whose definitions gain the optional properties `added`
+    (policy `[added.<role>]`); abort when a definition is missing or already has one."""
+    doc = copy.deepcopy(schema)
+    defs = doc.get("$defs", doc.get("definitions", {}))  # 2020-12 or draft-07
+    for name, props in added.items():
+        definition = defs.get(name)
+        if not isinstance(definition, dict):
+            raise GenerationError(f"policy [added]: {version} has no definition {name}")
+        properties = definition.setdefault("properties", {})
+        for key, value in props.items():
+            if key in properties:
+                raise GenerationError(
+                    f"policy [added]: {version} already defines {name}.{key}; drop the entry"
+                )
+            properties[key] = copy.deepcopy(value)
+    return doc
+
+
 _MISSING = object()

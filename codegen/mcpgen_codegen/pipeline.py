@@ -1,4 +1,5 @@
-"""The whole pipeline for one revision: load -> patch -> shapes -> IR -> tables.
+"""The whole pipeline for one revision: load -> patch (and add policy keys) -> shapes ->
+IR -> tables.
 
 `build_module` is a pure function of (schema document, pin, patches, policy, and for
 an extension the IR of the revision it extends), which is what the golden tests and
@@ -13,7 +14,7 @@ from mcpgen_codegen.config import GenerationError, Patch, Pin, Policy
 from mcpgen_codegen.hoist import hoist_local_definitions
 from mcpgen_codegen.ir import AliasIR, ModuleIR, StructIR
 from mcpgen_codegen.lower import Builder
-from mcpgen_codegen.patching import apply_patches
+from mcpgen_codegen.patching import add_properties, apply_patches
 from mcpgen_codegen.shapes import Normalizer, Shape
 from mcpgen_codegen.tables import build_methods, collect_error_codes, collect_meta_keys
 from mcpgen_codegen.variants import extend_core, lenient_variants
@@ -36,6 +37,8 @@ def build_module(
     core: ModuleIR | None = None,
 ) -> ModuleIR:
     schema = apply_patches(schema, pin.version, patches)
+    if policy.added.get(pin.role):
+        schema = add_properties(schema, pin.version, policy.added[pin.role])
     defs, prefix = definitions(schema)
     defs = hoist_local_definitions(defs, prefix, policy.local_definitions)
     normalizer = Normalizer(defs, prefix, policy)

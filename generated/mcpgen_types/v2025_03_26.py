@@ -242,6 +242,7 @@ class ClientCapabilities(MCPStruct, kw_only=True):
     experimental: dict[str, dict[str, Any]] | UnsetType = UNSET
     roots: ClientCapabilitiesRoots | UnsetType = UNSET
     sampling: dict[str, Any] | UnsetType = UNSET
+    extensions: dict[str, dict[str, Any]] | UnsetType = UNSET
 
 
 class ClientCapabilitiesRoots(MCPStruct, kw_only=True):

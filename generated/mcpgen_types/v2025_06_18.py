@@ -274,6 +274,7 @@ class ClientCapabilities(MCPStruct, kw_only=True):
     experimental: dict[str, dict[str, Any]] | UnsetType = UNSET
     roots: ClientCapabilitiesRoots | UnsetType = UNSET
     sampling: dict[str, Any] | UnsetType = UNSET
+    extensions: dict[str, dict[str, Any]] | UnsetType = UNSET
 
 
 class ClientCapabilitiesRoots(MCPStruct, kw_only=True):

@@ -356,6 +356,7 @@ class ClientCapabilities(MCPStruct, kw_only=True):
     roots: ClientCapabilitiesRoots | UnsetType = UNSET
     sampling: ClientCapabilitiesSampling | UnsetType = UNSET
     tasks: ClientCapabilitiesTasks | UnsetType = UNSET
+    extensions: dict[str, dict[str, Any]] | UnsetType = UNSET
 
 
 class ClientCapabilitiesElicitation(MCPStruct, kw_only=True):

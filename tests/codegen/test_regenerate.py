@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mcpgen_codegen.config import GenerationError, Patch
-from mcpgen_codegen.patching import apply_patches
+from mcpgen_codegen.patching import add_properties, apply_patches
 
 CLI = [sys.executable, "-m", "mcpgen_codegen.cli"]
 
@@ -149,6 +149,21 @@ def test_patches_apply_and_leave_the_input_untouched() -> None:
     out = apply_patches(schema, "v", (patch,))
     assert out["$defs"]["A"]["type"] == ["string", "number"]
     assert schema["$defs"]["A"]["type"] == ["string", "integer"]
+
+
+def test_policy_added_properties_join_a_copy_and_never_overwrite() -> None:
+    extensions = {"type": "object", "additionalProperties": {"type": "object"}}
+    added = {"Caps": {"extensions": extensions}}
+    for container in ("$defs", "definitions"):  # 2020-12 and draft-07 documents
+        schema = {container: {"Caps": {"type": "object", "properties": {"roots": {}}}}}
+        out = add_properties(schema, "v", added)
+        assert out[container]["Caps"]["properties"] == {"roots": {}, "extensions": extensions}
+        assert schema[container]["Caps"]["properties"] == {"roots": {}}
+    upstream = {"$defs": {"Caps": {"properties": {"extensions": {"type": "object"}}}}}
+    with pytest.raises(GenerationError, match=r"already defines Caps\.extensions; drop"):
+        add_properties(upstream, "v", added)
+    with pytest.raises(GenerationError, match="has no definition Caps"):
+        add_properties({"$defs": {}}, "v", added)
 
 
 def test_every_pinned_patch_still_applies(repo: Path, schema_dir: Path) -> None:

@@ -63,6 +63,7 @@ def test_chromium_renders_the_title_and_the_navigation(
     assert pixel_spread(shot) > 10, "the screenshot is blank"
 
 
+@pytest.mark.slow  # a site build and a browser: outside the quick tier
 @pytest.mark.parametrize("page", ["guide/tasks", "guide/input-requests"])
 def test_mermaid_diagrams_draw_offline(zensical_site: Build, page: str) -> None:
     """With every host name unresolvable (no CDN), each ```mermaid block of the page is

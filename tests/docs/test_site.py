@@ -39,6 +39,8 @@ def test_the_config_parses_and_names_the_material_theme() -> None:
     assert config["theme"]["name"] == "material"
     assert config["strict"] is True
     assert any("mkdocstrings" in plugin for plugin in config["plugins"] if isinstance(plugin, dict))
+    # No invented location: the site and the repository have no public address yet.
+    assert not {"site_url", "repo_url", "repo_name", "edit_uri"} & set(config)
 
 
 def check(result: Build, warning: str) -> None:

@@ -17,6 +17,7 @@ import pytest
 from mcpgen import ConfigurationError, Server
 from mcpgen.openapi import generate
 from tests.tooling import npm_package
+from tests.typecheck import shared_cache
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_node]
 
@@ -70,7 +71,7 @@ def test_every_example_document(tmp_path: Path) -> None:
     )
     assert _files(checked.stdout) == set(RUFF_KNOWN), checked.stdout
     typed = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(tmp_path)],
+        [sys.executable, "-m", "mypy", "--strict", *shared_cache(tmp_path), str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=900,

@@ -21,7 +21,9 @@ from mcpgen import Client, Server
 from mcpgen.openapi import ApiAuth, generate
 from tests.conftest import REPO
 from tests.openapi import inventory_api
+from tests.openapi.generated import load_generated
 from tests.transports.httpharness import running
+from tests.typecheck import shared_cache
 
 ERAS = ("modern", "legacy")
 
@@ -40,16 +42,7 @@ def module(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
     folder = tmp_path_factory.mktemp("openapi")
     spec = folder / "inventory.json"
     spec.write_text(json.dumps(inventory_api.app.openapi()))
-    path = folder / "inventory_tools.py"
-    text, refused = generate(str(spec), path)
-    assert refused == []
-    path.write_text(text)
-    loaded = importlib.util.spec_from_file_location("inventory_tools", path)
-    assert loaded is not None and loaded.loader is not None
-    found = importlib.util.module_from_spec(loaded)
-    sys.modules["inventory_tools"] = found
-    loaded.loader.exec_module(found)
-    return found
+    return load_generated(spec, folder / "inventory_tools.py")[1]
 
 
 def build(module: ModuleType, base: str, key: str | None = inventory_api.API_KEY) -> Server:
@@ -165,7 +158,7 @@ def test_the_command_writes_checks_and_passes_mypy_and_ruff(tmp_path: Path) -> N
         )
         assert proc.returncode == 0, proc.stdout + proc.stderr
     mypy = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(out)],
+        [sys.executable, "-m", "mypy", "--strict", *shared_cache(tmp_path), str(out)],
         capture_output=True,
         text=True,
         timeout=300,

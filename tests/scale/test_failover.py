@@ -41,6 +41,10 @@ from tests.stores.redis_ha import (
 from tests.stores.redis_server import _free_port
 from tests.transports.httpharness import serve
 
+# Real layouts (sentinels, a cluster) killed and promoted, 15 to 30 s a test: outside the
+# quick tier, as the other HA legs (CONTRIBUTING.md).
+pytestmark = pytest.mark.slow
+
 T = TypeVar("T")
 ADD = frame(2, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
 BOUND = 20.0  # seconds: the test's limit (the target, and what is measured, is < 5 s)

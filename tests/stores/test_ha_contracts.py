@@ -22,6 +22,9 @@ CONTRACTS = [
 ]
 
 
+# Each leg starts a Sentinel or Cluster layout and a pytest run of its own (30 s to a
+# minute): outside the quick tier, as the other HA legs (CONTRIBUTING.md).
+@pytest.mark.slow
 @pytest.mark.parametrize("layout", ["sentinel", "cluster"])
 def test_the_redis_store_contracts_hold_on(layout: str) -> None:
     binary("redis-server")

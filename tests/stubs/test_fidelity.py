@@ -17,6 +17,7 @@ import msgspec
 from mcpgen import Client, Server
 from mcpgen.stubs import ToolSpec, generate, render
 from tests.stubs.test_stubs import load
+from tests.typecheck import shared_cache
 
 
 def _object(properties: dict[str, Any], *required: str) -> dict[str, Any]:
@@ -30,7 +31,7 @@ def _module(tmp_path: Path, tools: list[ToolSpec], name: str = "tools_mod") -> P
 
 
 def _mypy(directory: Path, *modules: str) -> str:
-    argv = [sys.executable, "-m", "mypy", "--strict", "--no-incremental", *modules]
+    argv = [sys.executable, "-m", "mypy", "--strict", *shared_cache(directory), *modules]
     done = subprocess.run(argv, cwd=directory, capture_output=True, text=True, check=False)
     return done.stdout
 

@@ -26,6 +26,7 @@ from mcpgen import Client
 from mcpgen.types import ElicitRequestParams, ElicitResult
 from tests import tooling
 from tests.stubs.test_stubs import load
+from tests.typecheck import shared_cache
 
 pytestmark = pytest.mark.slow
 
@@ -258,7 +259,7 @@ def _decline(params: ElicitRequestParams) -> ElicitResult:
 def _checked(directory: Path, *files: str) -> str:
     """mypy --strict on `files` and a plain `ruff check` (no configuration) of the module."""
     said = ""
-    mypy = [sys.executable, "-m", "mypy", "--strict", "--no-incremental", *files]
+    mypy = [sys.executable, "-m", "mypy", "--strict", *shared_cache(directory), *files]
     ruff = [sys.executable, "-m", "ruff", "check", "--no-cache", files[0]]
     for argv in (mypy, ruff):
         done = subprocess.run(argv, cwd=directory, capture_output=True, text=True, check=False)

@@ -21,6 +21,7 @@ import pytest
 from mcpgen import Client, ToolError
 from tests import tooling
 from tests.processes import EVERYTHING, everything_http
+from tests.typecheck import shared_cache
 
 SCHEMA_SERVER = Path(__file__).with_name("schema_server.py")
 SERVER_EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
@@ -51,7 +52,7 @@ def static_errors(directory: Path, module: str, *users: str) -> str:
     `module`: their complaints."""
     ruff = [sys.executable, "-m", "ruff"]
     runs = [
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", module, *users],
+        [sys.executable, "-m", "mypy", "--strict", *shared_cache(directory), module, *users],
         [*ruff, "check", "--select", RUFF_RULES, "--ignore", RUFF_IGNORED, module],
         [*ruff, "format", "--check", module],
     ]
@@ -120,7 +121,7 @@ def test_module_is_typed_and_clean(schema_tools: Path) -> None:
     assert static_errors(directory, "schema_tools.py", "usage.py") == ""
     (directory / "misuse.py").write_text(MISUSE)
     done = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "misuse.py"],
+        [sys.executable, "-m", "mypy", "--strict", *shared_cache(directory), "misuse.py"],
         cwd=directory,
         capture_output=True,
         text=True,

@@ -31,7 +31,6 @@ __all__ = [
     "app_contents",
     "app_reader",
     "app_tool_meta",
-    "declared_extensions",
     "ui_capability",
 ]
 
@@ -130,17 +129,3 @@ def ui_capability(capabilities: Mapping[str, Any] | None) -> ui.McpUiClientCapab
     if types is msgspec.UNSET or APP_MIME_TYPE not in types:
         return None
     return found
-
-
-class _Declared(msgspec.Struct):
-    capabilities: dict[str, Any] = {}
-
-
-def declared_extensions(raw: Any) -> dict[str, Any] | None:
-    """The `capabilities.extensions` a legacy client declared (the revisions' own types
-    have no such key, so it is read from the raw params)."""
-    try:
-        declared = msgspec.json.decode(raw, type=_Declared).capabilities.get("extensions")
-    except (msgspec.ValidationError, msgspec.DecodeError, TypeError):
-        return None
-    return declared if isinstance(declared, dict) else None

@@ -23,7 +23,6 @@ from msgspec import UNSET
 from mcpgen import _jsonrpc as rpc
 from mcpgen import _protocol as proto
 from mcpgen._errors import McpError
-from mcpgen._server._apps import declared_extensions
 from mcpgen._server._authorize import refusal
 from mcpgen._server._awaits import InputPending
 from mcpgen._server._batch import receive_batch
@@ -289,10 +288,8 @@ class Session:
             return rpc.error_frame(rid, proto.INVALID_PARAMS, f"invalid initialize params: {exc}")
         requested = init.protocol_version
         version = requested if requested in proto.LEGACY else proto.LEGACY[-1]
+        # `extensions` included: policy gives the legacy revisions' types the key.
         caps: dict[str, Any] = msgspec.to_builtins(init.capabilities)
-        extensions = declared_extensions(raw)
-        if extensions:  # no legacy revision types them; handlers still see them (ctx.ui)
-            caps["extensions"] = extensions
         self.legacy = LegacyState(version, caps, msgspec.to_builtins(init.client_info))
         self.bridge = LegacyBridge(version, caps, self.core.loop)
         self.core.legacy_sessions.add(self)

@@ -9,17 +9,15 @@ when the committed module no longer matches the document.
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from mcpgen._errors import ConfigurationError
+from mcpgen.cli._drift import check_drift
 
 __all__ = ["openapi"]
-
-_DIFF_LINES = 60
 
 Output = Annotated[Path, typer.Option("--output", "-o", help="The module to write or check.")]
 BaseUrl = Annotated[
@@ -91,19 +89,4 @@ def openapi(
         output.write_text(text, encoding="utf-8")
         typer.echo(f"wrote {output}")
         return
-    old = output.read_text(encoding="utf-8") if output.exists() else ""
-    if old == text:
-        typer.echo(f"{output} is up to date")
-        return
-    diff = list(
-        difflib.unified_diff(
-            old.splitlines(), text.splitlines(), f"{output} (committed)", f"{output} (document)",
-            lineterm="",
-        )
-    )  # fmt: skip
-    for line in diff[:_DIFF_LINES]:
-        typer.echo(line)
-    if len(diff) > _DIFF_LINES:
-        typer.echo(f"... {len(diff) - _DIFF_LINES} more lines")
-    typer.echo(f"{output} drifted from the document; run `mcpgen openapi` again", err=True)
-    raise typer.Exit(1)
+    check_drift(output, text, source="document", command="mcpgen openapi")

@@ -8,18 +8,16 @@ no longer matches what the server would give.
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from mcpgen._api_client import Client
+from mcpgen.cli._drift import check_drift
 from mcpgen.cli._run import Capabilities, Era, Transport, Words, run, split
 
 __all__ = ["stubs"]
-
-_DIFF_LINES = 60  # a drift report stays short; the rest is `... N more lines`
 
 Output = Annotated[Path, typer.Option("--output", "-o", help="The module to write or check.")]
 ClassName = Annotated[str, typer.Option("--class-name", help="The generated class's name.")]
@@ -53,22 +51,4 @@ def stubs(
         path.write_text(text, encoding="utf-8")
         typer.echo(f"wrote {output}")
         return
-    old = path.read_text(encoding="utf-8") if path.exists() else ""
-    if old == text:
-        typer.echo(f"{output} is up to date")
-        return
-    diff = list(
-        difflib.unified_diff(
-            old.splitlines(),
-            text.splitlines(),
-            f"{output} (committed)",
-            f"{output} (server)",
-            lineterm="",
-        )
-    )
-    for line in diff[:_DIFF_LINES]:
-        typer.echo(line)
-    if len(diff) > _DIFF_LINES:
-        typer.echo(f"... {len(diff) - _DIFF_LINES} more lines")
-    typer.echo(f"{output} drifted from the server's tools; run `mcpgen stubs` again", err=True)
-    raise typer.Exit(1)
+    check_drift(output, text, source="server's tools", command="mcpgen stubs")

@@ -8,17 +8,14 @@ from __future__ import annotations
 import ast
 import io
 import json
-import sys
 import textwrap
 import tokenize
-import types
 from pathlib import Path
 from tokenize import NAME
 from typing import Any
 
-import msgspec
-
 from mcpgen.openapi._spec import RESERVED, Document, Op, Param
+from mcpgen.stubs._decodable import decodable, undecodable
 from mcpgen.stubs._models import ROOT, generate_models
 from mcpgen.stubs._render import _ruff
 
@@ -213,7 +210,8 @@ def _models(schema: dict[str, Any]) -> str:
     """The models, as for `mcpgen stubs` but for documents written by hand: a class
     inherits only where its parents' layouts agree."""
     hierarchy = {"allof_class_hierarchy": "if-no-conflict"}
-    return generate_models(schema, "mcpgen openapi", "openapi", **hierarchy)
+    code = generate_models(schema, "mcpgen openapi", "openapi", **hierarchy)
+    return decodable(code, "the document's schemas")
 
 
 def _renamed(code: str) -> str:
@@ -270,31 +268,17 @@ def render(doc: Document, path: Path, base_url: str | None = None) -> str:
 
 
 def _undecodable(text: str, doc: Document) -> dict[str, set[str]]:
-    """Per tool, the parameters (and `return`) whose annotation msgspec refuses, found by
-    running the models and building a decoder and a schema for each annotation."""
-    name = f"_mcpgen_openapi_check_{abs(hash(text))}"
-    module = types.ModuleType(name)
-    sys.modules[name] = module
-    try:
-        exec(compile(text, name, "exec"), module.__dict__)  # our own output, models only
-        found: dict[str, set[str]] = {}
-        for op in doc.ops:
-            wanted = {p.python: annotation(p.schema) for p in op.params}
-            wanted["return"] = _result(op, set())
-            found[op.tool] = {arg for arg, kind in wanted.items() if not _decodes(kind, module)}
-        return found
-    finally:
-        del sys.modules[name]
-
-
-def _decodes(kind: str, module: types.ModuleType) -> bool:
-    try:
-        value = eval(kind, module.__dict__)  # an annotation we wrote, in the models' namespace
-        msgspec.json.Decoder(value)
-        msgspec.json.schema(value)
-    except Exception:  # msgspec says TypeError or ValueError; any refusal means untyped
-        return False
-    return True
+    """Per tool, the parameters (and `return`) whose annotation msgspec refuses."""
+    wanted = {
+        (op.tool, arg): kind
+        for op in doc.ops
+        for arg, kind in [
+            *((p.python, annotation(p.schema)) for p in op.params),
+            ("return", _result(op, set())),
+        ]
+    }
+    refused = undecodable(text, wanted)
+    return {op.tool: {arg for tool, arg in refused if tool == op.tool} for op in doc.ops}
 
 
 def _text(doc: Document, url: str, untyped: dict[str, set[str]]) -> str:

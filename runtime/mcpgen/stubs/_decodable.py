@@ -2,6 +2,8 @@
 write a union msgspec refuses (two untagged structs, two str-like types, ...), which
 would make every call of its tool raise. The module is imported once, at generation
 time, its decoders built, and each field whose type has none falls back to `Any`.
+`mcpgen openapi` checks its tools' parameter and result types the same way
+(`undecodable`).
 """
 
 from __future__ import annotations
@@ -11,22 +13,28 @@ import itertools
 import sys
 import types
 import typing
-from typing import Any
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, TypeVar
 
 import msgspec
 
 from mcpgen._errors import ConfigurationError
 
-__all__ = ["decodable"]
+__all__ = ["decodable", "undecodable"]
+
+_K = TypeVar("_K")
 
 _names = itertools.count()
 _ROUNDS = 64  # each round loosens at least one field; a module has no more than this
 
 
 def _decodes(tp: Any) -> bool:
+    """msgspec builds a decoder and a JSON Schema for `tp`."""
     try:
         msgspec.json.Decoder(tp)
-    except (TypeError, ValueError, NameError):
+        msgspec.json.schema(tp)
+    except Exception:  # msgspec says TypeError or ValueError; any refusal means untyped
         return False
     return True
 
@@ -37,20 +45,29 @@ def _mentions(tp: Any, classes: set[type]) -> bool:
     return any(_mentions(arg, classes) for arg in typing.get_args(tp))
 
 
-def _undecodable(code: str) -> set[tuple[str, str]]:
-    """(class, field) pairs of the structs in `code` whose field types msgspec refuses:
-    those that fail of themselves first, the ones failing only through them after."""
-    name = f"_mcpgen_stubs_check_{next(_names)}"
+@contextmanager
+def _loaded(code: str) -> Iterator[types.ModuleType]:
+    """`code` (the generator's own output) run as a throwaway module."""
+    name = f"_mcpgen_decodable_check_{next(_names)}"
     module = types.ModuleType(name)
     sys.modules[name] = module
     try:
-        exec(compile(code, name, "exec"), module.__dict__)  # the generator's own output
+        exec(compile(code, name, "exec"), module.__dict__)
+        yield module
+    finally:
+        sys.modules.pop(name, None)
+
+
+def _undecodable(code: str) -> set[tuple[str, str]]:
+    """(class, field) pairs of the structs in `code` whose field types msgspec refuses:
+    those that fail of themselves first, the ones failing only through them after."""
+    with _loaded(code) as module:
         structs = {
             value
             for value in vars(module).values()
             if isinstance(value, type)
             and issubclass(value, msgspec.Struct)
-            and value.__module__ == name
+            and value.__module__ == module.__name__
         }
         failing = {cls for cls in structs if not _decodes(cls)}
         bad: dict[tuple[str, str], bool] = {}
@@ -58,10 +75,24 @@ def _undecodable(code: str) -> set[tuple[str, str]]:
             for field in msgspec.structs.fields(cls):
                 if not _decodes(field.type):
                     bad[cls.__name__, field.name] = _mentions(field.type, failing)
-    finally:
-        sys.modules.pop(name, None)
     of_themselves = {pair for pair, through in bad.items() if not through}
     return of_themselves or set(bad)
+
+
+def undecodable(code: str, annotations: Mapping[_K, str]) -> set[_K]:
+    """The keys of `annotations` (type expressions over the names `code` defines) that
+    msgspec cannot decode: `A | B` of two untagged structs, a `Literal` of mixed values."""
+    refused: set[_K] = set()
+    with _loaded(code) as module:
+        for key, annotation in annotations.items():
+            try:
+                tp = eval(annotation, module.__dict__)  # a type expression we wrote
+            except Exception:  # an annotation that does not even evaluate has no decoder
+                refused.add(key)
+                continue
+            if not _decodes(tp):
+                refused.add(key)
+    return refused
 
 
 def _loosen(code: str, bad: set[tuple[str, str]]) -> str:
@@ -87,8 +118,9 @@ def _loosen(code: str, bad: set[tuple[str, str]]) -> str:
     return "".join(lines)
 
 
-def decodable(code: str) -> str:
-    """`code` (the generator's module) with every field msgspec cannot decode typed `Any`."""
+def decodable(code: str, source: str = "the tool schemas") -> str:
+    """`code` (the generator's module) with every field msgspec cannot decode typed `Any`;
+    `source` names what the models came from when even that does not help."""
     if not code:
         return code
     if "from typing import Any\n" not in code:
@@ -102,4 +134,4 @@ def decodable(code: str) -> str:
         if not bad:
             return code
         code = _loosen(code, bad)
-    raise ConfigurationError("the tool schemas give types msgspec cannot decode")
+    raise ConfigurationError(f"{source} give types msgspec cannot decode")
