@@ -8,20 +8,33 @@ it with 503, and the next request tries again on a fresh connection.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 import redis.asyncio as aioredis
 from redis import exceptions as rex
+from redis.commands.core import AsyncScript
 
 from mcpgen.stores._interfaces import StoreUnavailableError
 from mcpgen.stores.redis._connect import CLUSTER, client_for, kind, redacted
 
-__all__ = ["DEFAULT_PREFIX", "SEQUENCE", "Arg", "Connection", "guard", "redacted"]
+__all__ = [
+    "BUS",
+    "DEFAULT_PREFIX",
+    "SEQUENCE",
+    "Arg",
+    "Connection",
+    "Step",
+    "guard",
+    "pipelined",
+    "redacted",
+]
 
 Arg = bytes | str | int | float  # a Lua script argument
 
-SEQUENCE = "bus-seq"  # (under the prefix) the number of the bus's newest message
+SEQUENCE = "bus-seq"  # (under the bus's group) the number of the bus's newest message
+BUS = "bus"  # the group of the bus, its channels and the event store (one slot)
 
 _REFUSALS = frozenset({"NOREPLICAS", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN"})
 
@@ -34,19 +47,25 @@ class Connection:
     client is made on first use, in the event loop that uses it (`_connect.client_for`:
     one server, a Sentinel-managed primary or a Cluster).
 
-    Under a Cluster the prefix is a hash tag (`mcpgen:` becomes `{mcpgen:}`, unless it
-    holds braces already): every key of the stores then lives in one hash slot, so each
-    script and multi-key command stays on one node, and the bus's channels are served by
-    that node too."""
+    Keys come in groups (`under`): the keys of one session, one task, one response
+    group, and the few indexes that span entities. Under a Cluster each group is a hash
+    tag of its own, so different sessions and tasks land on different masters while
+    every script and multi-key command of one group stays in one slot. A prefix that
+    holds braces itself pins every key to its slot (the layout before groups)."""
 
     def __init__(self, url: str, *, prefix: str = DEFAULT_PREFIX, timeout: float = 2.0) -> None:
         self.url = url
         self.layout = kind(url)
-        if self.layout == CLUSTER and "{" not in prefix:
-            prefix = "{" + prefix + "}"
         self.prefix = prefix
+        self.spread = self.layout == CLUSTER and "{" not in prefix
         self.timeout = timeout
         self._client: aioredis.Redis | None = None
+
+    def under(self, group: str) -> str:
+        """What the keys of `group` start with: the prefix, and under a Cluster the
+        group as a hash tag (`mcpgen:{t:abc}`), so they share one slot. Elsewhere the
+        prefix alone: key names stay what they were before groups."""
+        return f"{self.prefix}{{{group}}}" if self.spread else self.prefix
 
     @property
     def client(self) -> aioredis.Redis:
@@ -90,3 +109,47 @@ async def guard(url: str) -> AsyncIterator[None]:
             if not _REFUSALS.intersection(words[:1] + words[-12:]):
                 raise
         raise StoreUnavailableError(f"redis at {redacted(url)} is unavailable: {exc}") from exc
+
+
+Step = tuple[AsyncScript | None, Sequence[str], Sequence[Arg]]
+"""One command of `pipelined`: a script, its keys and arguments; or None, no keys and
+the command itself."""
+
+
+async def pipelined(connection: Connection, steps: Sequence[Step]) -> list[Any]:
+    """Run `steps` in one round trip (a pipeline without MULTI: under a Cluster the
+    client sends each node its share at once), their replies in order. A Redis that
+    lost a script gets it, and the steps it refused run again (each once in all: the
+    others are not repeated). An error reply raises, as `guard` maps it."""
+    client = connection.client
+    async with guard(connection.url):
+        done = await _send(client, steps)
+        lost = [i for i, reply in enumerate(done) if _no_script(reply)]
+        if lost:
+            for script in {id(steps[i][0]): steps[i][0] for i in lost}.values():
+                if script is not None:
+                    await client.script_load(script.script)
+            again = await _send(client, [steps[i] for i in lost])
+            for i, reply in zip(lost, again, strict=True):
+                done[i] = reply
+        for reply in done:
+            if isinstance(reply, Exception):
+                raise reply
+    return done
+
+
+async def _send(client: Any, steps: Sequence[Step]) -> list[Any]:
+    pipe = client.pipeline(transaction=False)
+    for script, keys, args in steps:
+        if script is None:
+            pipe.execute_command(*args)
+        else:
+            pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+    done: list[Any] = await pipe.execute(raise_on_error=False)
+    return done
+
+
+def _no_script(reply: object) -> bool:
+    return isinstance(reply, rex.NoScriptError) or (
+        isinstance(reply, rex.ResponseError) and str(reply).startswith("NOSCRIPT")
+    )
