@@ -48,7 +48,7 @@ from redis import exceptions as rex
 from redis.asyncio.client import PubSub
 
 from mcpgen.stores._interfaces import BusEvent, Unsubscribe
-from mcpgen.stores.redis._base import SEQUENCE, Connection
+from mcpgen.stores.redis._base import BUS, SEQUENCE, Connection
 
 __all__ = ["RedisBus", "Watcher"]
 
@@ -80,7 +80,7 @@ class RedisBus:
 
     def __init__(self, connection: Connection, *, max_queue: int = 10_000) -> None:
         self.connection = connection
-        self.channel = connection.prefix + "bus"
+        self.channel = connection.under(BUS) + "bus"
         self.max_queue = max_queue
         self._callbacks: list[Callback] = []
         self._queue: deque[bytes] = deque()
@@ -92,7 +92,7 @@ class RedisBus:
         self.dispatching: bytes | None = None  # the id of the event being handed out
         self.sequence = 0  # its number in publish order (`<prefix>bus-seq`)
         self.worker = os.urandom(12).hex()  # this bus's name among the workers
-        self.worker_channel = f"{connection.prefix}w:{self.worker}"
+        self.worker_channel = f"{connection.under(BUS)}w:{self.worker}"
 
     def publish(self, event: BusEvent) -> None:
         if len(self._queue) >= self.max_queue:
@@ -161,7 +161,7 @@ class RedisBus:
         assert self._subscribed is not None
         client = self.connection.client
         publish = client.register_script(_PUBLISH)
-        keys = [self.connection.prefix + SEQUENCE]
+        keys = [self.connection.under(BUS) + SEQUENCE]
         while True:
             await self._subscribed.wait()
             while self._queue:

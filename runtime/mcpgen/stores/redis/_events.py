@@ -23,7 +23,7 @@ from redis import exceptions as rex
 
 from mcpgen.stores._events import Delivery
 from mcpgen.stores._interfaces import Replay
-from mcpgen.stores.redis._base import SEQUENCE, Connection, guard
+from mcpgen.stores.redis._base import BUS, SEQUENCE, Connection, guard
 from mcpgen.stores.redis._base import Arg as _Arg
 
 __all__ = ["Handed", "RedisEventStore"]
@@ -252,13 +252,16 @@ class RedisEventStore:
         self._claim = client.register_script(_CLAIM)
         self._release = client.register_script(_RELEASE)
         self._ttl_ms = max(1, int(ttl * 1000))
-        # Every script names one key (the scripts find the others from the prefix): it
-        # routes the script to the node holding the prefix's hash slot under a Cluster.
-        self._route = [connection.prefix + "e-ids"]
+        # Every key is in the bus's group (one slot under a Cluster: the total bound and
+        # LRU across streams, and the check that a worker still listens on the bus, need
+        # them together). Every script names one key (the scripts find the others from
+        # `_under`): it routes the script to the node of that slot.
+        self._under = connection.under(BUS)
+        self._route = [self._under + "e-ids"]
 
     def _append_args(self, stream_id: str, frame: bytes) -> list[_Arg]:
         return [
-            self.connection.prefix,
+            self._under,
             stream_id,
             frame,
             repr(self.clock()),
@@ -296,7 +299,7 @@ class RedisEventStore:
         bus, streams its log since before that event: that worker hands it in.
         `worker` is the one handing in (`RedisBus.worker`)."""
         client = self.connection.client
-        head: list[_Arg] = [self.connection.prefix, repr(self.clock()), repr(self.ttl)]
+        head: list[_Arg] = [self._under, repr(self.clock()), repr(self.ttl)]
         head += [self.max_per_stream, self.max_events, self._ttl_ms, worker]
         chunks = []
         for start in range(0, len(items), _CHUNK):
@@ -326,7 +329,7 @@ class RedisEventStore:
     async def release(self, stream_id: str, worker: str) -> None:
         """`worker` no longer streams `stream_id` (unless another worker took it over)."""
         async with guard(self.connection.url):
-            await self._release(keys=self._route, args=[self.connection.prefix, stream_id, worker])
+            await self._release(keys=self._route, args=[self._under, stream_id, worker])
 
     async def claim(
         self, stream_id: str, after: str | None = None, *, worker: str = ""
@@ -339,7 +342,7 @@ class RedisEventStore:
             key, _, number = after.rpartition(".")
             if not key or not number.isdigit() or len(number) > 18:
                 return None
-        args: list[_Arg] = [self.connection.prefix, stream_id, number, key]
+        args: list[_Arg] = [self._under, stream_id, number, key]
         args += [repr(self.clock()), repr(self.ttl), worker, SEQUENCE]
         async with guard(self.connection.url):
             found = await self._claim(keys=self._route, args=args)
@@ -355,7 +358,7 @@ class RedisEventStore:
         key, _, number = last_event_id.rpartition(".")
         if not key or not number.isdigit() or len(number) > 18:
             return None
-        args: list[_Arg] = [self.connection.prefix, key, number, repr(self.clock()), repr(self.ttl)]
+        args: list[_Arg] = [self._under, key, number, repr(self.clock()), repr(self.ttl)]
         async with guard(self.connection.url):
             found = await self._replay(keys=self._route, args=args)
         if not isinstance(found, list):
