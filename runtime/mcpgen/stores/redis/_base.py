@@ -17,7 +17,7 @@ from redis import exceptions as rex
 from redis.commands.core import AsyncScript
 
 from mcpgen.stores._interfaces import StoreUnavailableError
-from mcpgen.stores.redis._connect import CLUSTER, client_for, kind, redacted
+from mcpgen.stores.redis._connect import CLUSTER, client_for, kind, node_client, redacted
 
 __all__ = [
     "BUS",
@@ -79,9 +79,20 @@ class Connection:
             )
         return self._client
 
-    def pubsub_client(self) -> aioredis.Redis:
-        """A client for a subscriber: no read timeout (it waits for messages)."""
-        return client_for(self.url, socket_connect_timeout=self.timeout, health_check_interval=30)
+    async def subscriber(self, channel: str) -> aioredis.Redis:
+        """A client for a subscriber of `channel`: no read timeout (it waits for
+        messages). Under a spread Cluster, a client of the master serving `channel`'s
+        slot as the cluster says now (the bus subscribes there with sharded pub/sub;
+        after a failover, asked again, it is the new master)."""
+        options: dict[str, Any] = {"socket_connect_timeout": self.timeout}
+        options["health_check_interval"] = 30
+        if not self.spread:
+            return client_for(self.url, **options)
+        cluster: Any = self.client
+        await cluster.initialize()
+        await cluster.nodes_manager.initialize()  # (not the map from before a failover)
+        node = cluster.get_node_from_key(channel)
+        return node_client(self.url, node.host, node.port, **options)
 
     async def ping(self) -> None:
         """Raise `StoreUnavailableError` with the reason when Redis does not answer."""

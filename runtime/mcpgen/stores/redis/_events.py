@@ -96,7 +96,7 @@ return key .. '.' .. last
 )
 
 # ARGV: prefix, now, ttl, per stream, total, ttl in ms, the worker handing in ('' for
-# none), then six per item: stream id, frame, a fresh key, the event's dedup key, the
+# none), NUMSUB or SHARDNUMSUB (how the bus subscribes), then six per item: stream id, frame, a fresh key, the event's dedup key, the
 # mode and the bus sequence number. Mode '1' claims the event, '0' keeps it, 's' keeps
 # it unless another worker that is still subscribed streams the log and registered
 # before the event was published (it hands the event in itself). The dedup keys of a
@@ -135,13 +135,13 @@ local function elsewhere(sid, number)
   local w, since = string.match(held, '^(%S+) (%d+)$')
   if not w or w == me or tonumber(since) >= number then return false end
   if alive[w] == nil then
-    alive[w] = redis.call('PUBSUB', 'NUMSUB', p .. 'w:' .. w)[2] > 0
+    alive[w] = redis.call('PUBSUB', ARGV[8], p .. 'w:' .. w)[2] > 0
   end
   if not alive[w] then redis.call('HDEL', open, sid) end
   return alive[w]
 end
 local out = {}
-for i = 8, #ARGV, 6 do
+for i = 9, #ARGV, 6 do
   local sid, mode = ARGV[i], ARGV[i + 4]
   if mode == 's' and elsewhere(sid, tonumber(ARGV[i + 5])) then
     table.insert(out, {'', 0})
@@ -258,6 +258,7 @@ class RedisEventStore:
         # `_under`): it routes the script to the node of that slot.
         self._under = connection.under(BUS)
         self._route = [self._under + "e-ids"]
+        self._numsub = "SHARDNUMSUB" if connection.spread else "NUMSUB"  # (as `RedisBus`)
 
     def _append_args(self, stream_id: str, frame: bytes) -> list[_Arg]:
         return [
@@ -300,7 +301,7 @@ class RedisEventStore:
         `worker` is the one handing in (`RedisBus.worker`)."""
         client = self.connection.client
         head: list[_Arg] = [self._under, repr(self.clock()), repr(self.ttl)]
-        head += [self.max_per_stream, self.max_events, self._ttl_ms, worker]
+        head += [self.max_per_stream, self.max_events, self._ttl_ms, worker, self._numsub]
         chunks = []
         for start in range(0, len(items), _CHUNK):
             args = list(head)
