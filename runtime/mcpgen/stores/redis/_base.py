@@ -8,6 +8,7 @@ it with 503, and the next request tries again on a fresh connection.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -127,33 +128,48 @@ Step = tuple[AsyncScript | None, Sequence[str], Sequence[Arg]]
 the command itself."""
 
 
-async def pipelined(connection: Connection, steps: Sequence[Step]) -> list[Any]:
+async def pipelined(
+    connection: Connection, steps: Sequence[Step], *, optional: int = 0
+) -> list[Any]:
     """Run `steps` in one round trip (a pipeline without MULTI: under a Cluster the
-    client sends each node its share at once), their replies in order. A Redis that
-    lost a script gets it, and the steps it refused run again (each once in all: the
-    others are not repeated). An error reply raises, as `guard` maps it."""
+    client sends each node its share at once), their replies in order. The steps a
+    Redis refused for a script it lacks run again, sent whole (each step runs once
+    in all). An error reply raises, as `guard` maps it, except for
+    the last `optional` steps: their error is their reply (bookkeeping that may fail,
+    e.g. on a master failing over, without failing the rest)."""
     client = connection.client
     async with guard(connection.url):
-        done = await _send(client, steps)
+        if optional and connection.spread:
+            # Apart, at once: a Cluster pipeline fails whole when one of its nodes is
+            # down, and the optional steps may be on another master than the rest.
+            must, may = steps[: len(steps) - optional], steps[len(steps) - optional :]
+            both = await asyncio.gather(
+                _send(client, must), _send(client, may), return_exceptions=True
+            )
+            if isinstance(both[0], BaseException):
+                raise both[0]
+            extra = [both[1]] * optional if isinstance(both[1], BaseException) else both[1]
+            done = [*both[0], *extra]
+        else:
+            done = await _send(client, steps)
         lost = [i for i, reply in enumerate(done) if _no_script(reply)]
-        if lost:
-            for script in {id(steps[i][0]): steps[i][0] for i in lost}.values():
-                if script is not None:
-                    await client.script_load(script.script)
-            again = await _send(client, [steps[i] for i in lost])
+        if lost:  # sent whole (EVAL), which caches them on the nodes that lacked them
+            again = await _send(client, [steps[i] for i in lost], whole=True)
             for i, reply in zip(lost, again, strict=True):
                 done[i] = reply
-        for reply in done:
+        for reply in done[: len(done) - optional]:
             if isinstance(reply, Exception):
                 raise reply
     return done
 
 
-async def _send(client: Any, steps: Sequence[Step]) -> list[Any]:
+async def _send(client: Any, steps: Sequence[Step], whole: bool = False) -> list[Any]:
     pipe = client.pipeline(transaction=False)
     for script, keys, args in steps:
         if script is None:
             pipe.execute_command(*args)
+        elif whole:
+            pipe.execute_command("EVAL", script.script, len(keys), *keys, *args)
         else:
             pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
     done: list[Any] = await pipe.execute(raise_on_error=False)

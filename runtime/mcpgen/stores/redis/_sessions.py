@@ -336,7 +336,9 @@ class RedisSessionStore:
             (None, (), ("ZADD", self._used, "XX", "GT", repr(now), session_id)),
         ]
         try:
-            found, _ = await pipelined(self.connection, steps)
+            # The index's use may fail alone (its master failing over): the session
+            # is still served, and its use reaches the index with the next one.
+            found, _ = await pipelined(self.connection, steps, optional=1)
         except BaseException:
             if cache is not None and ticket is not None:
                 cache.end(session_id, ticket)
