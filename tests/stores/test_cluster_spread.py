@@ -9,6 +9,7 @@ the other masters are served throughout."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import Coroutine
@@ -208,5 +209,67 @@ def test_a_failover_stops_only_the_sessions_of_the_failed_master() -> None:
         took = run(main())
         print(f"sessions of the failed master served again after {took:.2f} s")
         assert took < BOUND
+    finally:
+        layout.close()
+
+
+def test_a_failover_empties_the_session_caches_and_they_stay_coherent() -> None:
+    """Two workers' session caches on a spread Cluster: the news of a session comes
+    from its own master, and a heartbeat goes through every master. The master of a
+    cached session (not the bus's) is killed: the worker stops answering it from its
+    memory and empties its cache when the masters change; after the failover a change
+    made on the other worker reaches it."""
+    layout = ClusterLayout(replicas=1, extra=("--cluster-require-full-coverage", "no"))
+    try:
+        a, b = RedisStores.from_url(layout.url), RedisStores.from_url(layout.url)
+
+        async def main() -> float:
+            bus_master = layout.master_of("mcpgen:{bus}")
+            sid = ""
+            for _ in range(200):  # a session on another master than the bus's
+                sid = f"s{uuid.uuid4().hex}"
+                if layout.master_of(f"mcpgen:{{s:{sid}}}") != bus_master:
+                    break
+            victim = layout.master_of(f"mcpgen:{{s:{sid}}}")
+            await a.sessions.create(SessionState(id=sid, version="2025-11-25"))
+            await a.sessions.ready()  # (the first heartbeats learn the masters: it empties)
+            assert await a.sessions.load(sid) is not None  # read from Redis, kept
+            cache = a.sessions.cache
+            assert cache is not None and sid in cache.entries
+            command(victim, "WAIT", "1", "5000", timeout=6.0)
+            epoch = cache.epoch
+            killed = time.monotonic()
+            layout.kill(victim)
+            trusted_late = 0  # times the cache would have answered past the bound
+            while sid in cache.entries and cache.epoch == epoch:
+                assert time.monotonic() - killed < BOUND, "the cache was not emptied"
+                late = time.monotonic() - killed > cache.stale_after + 0.5
+                if late and cache.monotonic() < cache.fresh_until:
+                    trusted_late += 1
+                with contextlib.suppress(StoreUnavailableError):
+                    await a.sessions.load(sid)  # (from Redis once the memory is stale)
+                await asyncio.sleep(0.05)
+            emptied = time.monotonic() - killed
+            assert trusted_late == 0  # the dead master's heartbeat stopped: not fresh
+            while True:  # the failover: the session is served again (read from Redis)
+                assert time.monotonic() - killed < BOUND, "not served again in time"
+                try:
+                    assert await a.sessions.load(sid) is not None
+                    break
+                except StoreUnavailableError:
+                    await asyncio.sleep(0.05)
+            changed = SessionState(id=sid, version="2025-11-25", log_rank=3)
+            await b.sessions.save(changed)
+            deadline = time.monotonic() + 2 * cache.stale_after + 2.0
+            while (await a.sessions.load(sid)) != changed:
+                assert time.monotonic() < deadline, "the change never reached the cache"
+                await asyncio.sleep(0.05)
+            for stores in (a, b):
+                await stores.sessions.aclose()
+                await stores.bus.aclose()
+            return emptied
+
+        took = run(main())
+        print(f"the cache emptied {took:.2f} s after the kill")
     finally:
         layout.close()

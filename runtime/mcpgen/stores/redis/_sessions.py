@@ -32,6 +32,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
+from typing import Any
 
 import msgspec
 from redis import exceptions as rex
@@ -232,12 +233,11 @@ class RedisSessionStore:
         self.cache: SessionCache | None = None
         self._bus = bus
         self._task: asyncio.Task[None] | None = None
-        # Under a spread Cluster a session's news would come from every master, and
-        # one subscription could not vouch for them: no cache there (see redis-ha.md).
-        if bus is not None and stale_after > 0 and not connection.spread:
+        self._lost_master = False  # a heartbeat failed: the masters may have changed
+        if bus is not None and stale_after > 0:
             self.cache = SessionCache(stale_after=stale_after, max_entries=max_sessions)
             bus.watch(self.channel, self.cache)
-        self._news = "" if connection.spread else self.channel  # '' : nothing published
+        self._news = self.channel
 
     def _key(self, session_id: str) -> str:
         return self._under("s:" + session_id) + "session:" + session_id
@@ -385,7 +385,6 @@ class RedisSessionStore:
         cache = self.cache
         assert cache is not None
         assert self._bus is not None
-        client = self.connection.client
         every = min(cache.stale_after / 4, self.idle_timeout / 10)
         written = cache.monotonic()
         await self._bus.ready()
@@ -396,9 +395,29 @@ class RedisSessionStore:
                 await self._write_uses(cache)
             if mono - cache.last_hit > _LINGER and not cache.dirty:
                 return  # nobody asks: no heartbeats (the next read from Redis restarts them)
+            await self._beat(cache)
+            await asyncio.sleep(every)
+
+    async def _beat(self, cache: SessionCache) -> None:
+        """A heartbeat; under a spread Cluster one through each master (the news of
+        a session comes from its own master: see `_cache`)."""
+        client: Any = self.connection.client
+        if not self.connection.spread:
             with contextlib.suppress(*_FAILURES):
                 await client.publish(self.channel, cache.heartbeat())
-            await asyncio.sleep(every)
+            return
+        try:
+            await client.initialize()
+            if self._lost_master:  # ask the cluster again: a replica may have taken over
+                self._lost_master = False
+                await client.nodes_manager.initialize()
+            primaries = client.get_primaries()
+            cache.expect(frozenset(node.name for node in primaries))
+            for node in primaries:
+                beat = cache.heartbeat(node.name)
+                await client.execute_command("PUBLISH", self.channel, beat, target_nodes=node)
+        except (*_FAILURES, rex.RedisClusterException):
+            self._lost_master = True
 
     async def _write_uses(self, cache: SessionCache) -> None:
         uses = cache.take_dirty()
