@@ -60,9 +60,7 @@ WRITE_BACK = hashlib.sha1(_USE.encode()).hexdigest()  # the batched uses (not a 
 def reads(commands: list[str], key: str) -> list[str]:
     """The round trips that read or wrote the record under `key` (uses written back
     in batches aside)."""
-    return [
-        c for c in commands if '"EVALSHA"' in c and f'"{key}"' in c and WRITE_BACK not in c
-    ]
+    return [c for c in commands if '"EVALSHA"' in c and f'"{key}"' in c and WRITE_BACK not in c]
 
 
 async def within(seconds: float, check: Callable[[], Awaitable[bool]]) -> float:

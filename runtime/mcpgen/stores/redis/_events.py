@@ -96,11 +96,12 @@ return key .. '.' .. last
 )
 
 # ARGV: prefix, now, ttl, per stream, total, ttl in ms, the worker handing in ('' for
-# none), NUMSUB or SHARDNUMSUB (how the bus subscribes), then six per item: stream id, frame, a fresh key, the event's dedup key, the
-# mode and the bus sequence number. Mode '1' claims the event, '0' keeps it, 's' keeps
-# it unless another worker that is still subscribed streams the log and registered
-# before the event was published (it hands the event in itself). The dedup keys of a
-# stream live in a sorted set by sequence number, bounded as the stream is.
+# none), NUMSUB or SHARDNUMSUB (how the bus subscribes), then six per item: stream id,
+# frame, a fresh key, the event's dedup key, the mode and the bus sequence number.
+# Mode '1' claims the event, '0' keeps it, 's' keeps it unless another worker that is
+# still subscribed streams the log and registered before the event was published (it
+# hands the event in itself). The dedup keys of a stream live in a sorted set by
+# sequence number, bounded as the stream is.
 _DELIVER = (
     _APPEND_FN
     + """

@@ -38,8 +38,8 @@ import msgspec
 from redis import exceptions as rex
 
 from mcpgen.stores._interfaces import SessionState, StoreUnavailableError
-from mcpgen.stores.redis._base import Arg as _Arg
 from mcpgen.stores.redis._base import BUS, Connection, Step, pipelined
+from mcpgen.stores.redis._base import Arg as _Arg
 from mcpgen.stores.redis._bus import RedisBus
 from mcpgen.stores.redis._cache import DELETED, SessionCache, Ticket
 
@@ -149,7 +149,8 @@ _ADMIT = (
 local used, owners, qprefix = KEYS[1], KEYS[2], ARGV[7]
 local client, quota, most = ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[4])
 for i = 8, #ARGV, 2 do redis.call('ZADD', used, 'XX', 'GT', ARGV[i + 1], ARGV[i]) end
-local stale = redis.call('ZRANGEBYSCORE', used, '-inf', '(' .. (tonumber(ARGV[2]) - tonumber(ARGV[3])))
+local oldest = tonumber(ARGV[2]) - tonumber(ARGV[3])
+local stale = redis.call('ZRANGEBYSCORE', used, '-inf', '(' .. oldest)
 for _, sid in ipairs(stale) do forget(owners, qprefix, sid) end
 if #stale > 0 then redis.call('ZREM', used, unpack(stale)) end
 local evicted = {}

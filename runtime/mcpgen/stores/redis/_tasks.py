@@ -105,7 +105,11 @@ else
   redis.call('SET', KEYS[1], ARGV[1])
 end
 if ARGV[3] == '' then
-  if left > 0 then redis.call('SET', KEYS[2], 'done', 'PX', left) else redis.call('SET', KEYS[2], 'done') end
+  if left > 0 then
+    redis.call('SET', KEYS[2], 'done', 'PX', left)
+  else
+    redis.call('SET', KEYS[2], 'done')
+  end
 else
   local held = ARGV[4]
   if held == '' then held = before end
@@ -256,7 +260,9 @@ class RedisTaskStore:
             held = list(self._held)
             if not held:
                 continue
-            steps: list[Step] = [(self._renew_script, self._keys(i)[::-1], [lease_ms]) for i in held]
+            steps: list[Step] = [
+                (self._renew_script, self._keys(i)[::-1], [lease_ms]) for i in held
+            ]
             try:
                 kept = await pipelined(self.connection, steps)
                 counted: dict[str, list[_Arg]] = {}
