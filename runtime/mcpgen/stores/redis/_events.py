@@ -2,14 +2,15 @@
 so a client may resume with `Last-Event-ID` on whichever worker it reaches.
 
 An event id is `<stream key>.<sequence number>` as in the in-memory store; the random
-stream key finds the stream. Keys under the prefix: `e-ids` (a hash: stream id ->
-stream key), `e-meta:<key>` (a hash: stream id, newest sequence number, last append
-time), `e-list:<key>` (the frames, oldest first), `e-used` (a sorted set of stream
-keys by last append time, for the ttl and the total bound), `e-total` (events held
-in all) and `e-keys:<key>` (the dedup keys of `deliver`, by sequence number; the
-claimed mark of `claim` is the field `done` of `e-meta`), and `e-open` (a hash: log ->
-`<worker> <bus sequence number>`, the worker that streams the log and the bus's counter
-when it began, see `hand_in`). Each operation is one Lua script: one round trip, atomic.
+stream key finds the stream. Keys (in the bus's group, `Connection.under`): `e-ids` (a
+hash: stream id -> stream key), `e-meta:<key>` (a hash: stream id, newest sequence
+number, last append time), `e-list:<key>` (the frames, oldest first), `e-used` (a sorted
+set of stream keys by last append time, for the ttl and the total bound), `e-total`
+(events held in all) and `e-keys:<key>` (the dedup keys of `deliver`, by sequence
+number; the claimed mark of `claim` is the field `done` of `e-meta`), and `e-open` (a
+hash: log -> `<worker> <bus sequence number>`, the worker that streams the log and the
+bus's counter when it began, see `hand_in`). Each operation is one Lua script: one round
+trip, atomic.
 """
 
 from __future__ import annotations
