@@ -29,7 +29,9 @@ from mcpgen.stores.redis import (
 )
 from tests.stores.redis_ha import ClusterLayout, command
 
-pytestmark = pytest.mark.needs_redis
+# Real three-master layouts (with replicas, killed and promoted), 15 to 30 s a test:
+# outside the quick tier, as the other HA legs.
+pytestmark = [pytest.mark.needs_redis, pytest.mark.slow]
 T = TypeVar("T")
 BOUND = 20.0  # seconds: the test's limit for a failover (measured: see redis-ha.md)
 
