@@ -22,8 +22,8 @@ BOUND = PROMPT + 1.0  # the keepalive period, and a margin for a loaded machine
 
 def record_exists(session_id: str) -> bool:
     with redis.Redis.from_url(workers_redis_url()) as client:
-        key = "mcpgen:s:" + session_id
-        return bool(client.exists(key)) or client.zscore("mcpgen:s-used", session_id) is not None
+        key = "mcpgen:session:" + session_id
+        return bool(client.exists(key)) or client.zscore("mcpgen:s-lru", session_id) is not None
 
 
 def test_a_delete_on_one_worker_ends_the_get_stream_on_the_other() -> None:

@@ -177,19 +177,20 @@ def test_a_killed_primary_is_replaced_and_nothing_replicated_is_lost() -> None:
 
 def test_a_killed_cluster_master_is_replaced_and_nothing_replicated_is_lost() -> None:
     """The same on a Redis Cluster of three masters with a replica each: the master of
-    the slot every mcpgen key is in (the prefix is a hash tag) is killed."""
+    the bus's slot (the bus, the event store) is killed; sessions and tasks on it fail
+    over with it, those on the other masters are served throughout."""
     layout = ClusterLayout(replicas=1)
     try:
         with contextlib.ExitStack() as stack:
             urls = [stack.enter_context(serve(build(layout.url).asgi_app()))[0] for _ in "ab"]
-            old = layout.master_of("{mcpgen:}")
+            old = layout.master_of("mcpgen:{bus}")
 
             def fail() -> None:
-                replicated(old, "{mcpgen:}ha-probe")
+                replicated(old, "mcpgen:{bus}ha-probe")
                 layout.kill(old)
 
             run(through_a_failover(urls, fail, "cluster failover"))
-            assert layout.master_of("{mcpgen:}") != old
+            assert layout.master_of("mcpgen:{bus}") != old
     finally:
         layout.close()
     assert MEASURED["cluster failover"] < BOUND

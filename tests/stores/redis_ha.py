@@ -172,13 +172,13 @@ class SentinelLayout(Processes):
 
 
 class ClusterLayout(Processes):
-    def __init__(self, replicas: int = 0) -> None:
+    def __init__(self, replicas: int = 0, extra: tuple[str, ...] = ()) -> None:
         super().__init__("mcpgen-cluster-")
         self.ports = [_cluster_port() for _ in range(3 * (1 + replicas))]
         for port in self.ports:
             argv = server_argv(port, self.node_dir(port))
             argv += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
-            self.spawn(port, [*argv, "--cluster-node-timeout", "2000"])
+            self.spawn(port, [*argv, "--cluster-node-timeout", "2000", *extra])
         nodes = [f"127.0.0.1:{port}" for port in self.ports]
         create = [binary("redis-cli"), "--cluster", "create", *nodes, "--cluster-yes"]
         subprocess.run(

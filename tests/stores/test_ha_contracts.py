@@ -18,7 +18,7 @@ from tests.stores.redis_ha import binary
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACTS = [
     f"tests/stores/test_{name}_contract.py"
-    for name in ("sessions", "events", "tasks", "bus", "replay")
+    for name in ("sessions", "events", "tasks", "bus", "replay", "policy_stores")
 ]
 
 

@@ -43,7 +43,7 @@ def test_every_key_is_under_the_prefix_and_nothing_is_pickled() -> None:
         stores.bus.publish(TaskEvent("t", None, {}))
         while not got:
             await asyncio.sleep(0.01)
-        value = await stores.connection.client.get(prefix + "s:" + sid)
+        value = await stores.connection.client.hget(prefix + "session:" + sid, "d")
         assert isinstance(value, bytes) and not value.startswith(b"\x80")  # no pickle
         await stores.bus.aclose()
 
@@ -88,19 +88,21 @@ def test_session_quota_bookkeeping_goes_with_the_sessions() -> None:
         Connection(redis_url(), prefix=prefix), idle_timeout=10.0, clock=lambda: now[0]
     )
 
+    index = store.connection.under("s")
+
     async def main() -> None:
         client = store.connection.client
         for i in range(4):  # quota 2: two of them are evicted
             now[0] += 1
             fresh = SessionState(id=f"x{i}", version="2025-11-25")
             await store.create(fresh, client="a:x", quota=2)
-        assert await client.smembers(prefix + "s-q:a:x") == {b"x2", b"x3"}
-        assert await client.hkeys(prefix + "s-client") == [b"x2", b"x3"]
+        assert await client.smembers(index + "s-quota:a:x") == {b"x2", b"x3"}
+        assert await client.hkeys(index + "s-owner") == [b"x2", b"x3"]
         assert await store.delete("x2")
         now[0] += 11  # x3 idles out: the next create sweeps it
         await store.create(SessionState(id="other", version="2025-11-25"), client="p:o", quota=2)
-        assert await client.exists(prefix + "s-q:a:x") == 0
-        assert await client.hkeys(prefix + "s-client") == [b"other"]
+        assert await client.exists(index + "s-quota:a:x") == 0
+        assert await client.hkeys(index + "s-owner") == [b"other"]
         assert await store.load("other") is not None
         await client.aclose()
 

@@ -28,13 +28,18 @@ def test_a_sentinel_url_names_the_sentinels_the_service_and_the_db() -> None:
     assert (kwargs["db"], kwargs["username"], kwargs["password"]) == (3, "app", "s3cret")
 
 
-def test_a_cluster_url_seeds_a_cluster_client_and_makes_the_prefix_a_hash_tag() -> None:
+def test_a_cluster_url_seeds_a_cluster_client_and_gives_each_group_a_hash_tag() -> None:
     client = client_for("redis+cluster://127.0.0.1:7000,127.0.0.1:7001")
     assert isinstance(client, RedisCluster)
-    assert Connection("redis+cluster://127.0.0.1:7000").prefix == "{mcpgen:}"
-    assert Connection("redis+cluster://127.0.0.1:7000", prefix="{a}:").prefix == "{a}:"
-    assert Connection("redis://127.0.0.1:7000").prefix == "mcpgen:"
-    assert Connection("redis+sentinel://127.0.0.1:7000/m").prefix == "mcpgen:"
+    cluster = Connection("redis+cluster://127.0.0.1:7000")
+    assert cluster.prefix == "mcpgen:" and cluster.spread
+    assert cluster.under("t:abc") == "mcpgen:{t:abc}"
+    # a prefix with braces of its own pins every key to its slot, as before groups
+    pinned = Connection("redis+cluster://127.0.0.1:7000", prefix="{a}:")
+    assert pinned.under("t:abc") == "{a}:" and not pinned.spread
+    for url in ("redis://127.0.0.1:7000", "redis+sentinel://127.0.0.1:7000/m"):
+        other = Connection(url)  # key names as they were: no tags
+        assert other.prefix == other.under("t:abc") == "mcpgen:" and not other.spread
 
 
 @pytest.mark.parametrize(

@@ -45,10 +45,9 @@ from typing import Any, Protocol
 
 import msgspec
 from redis import exceptions as rex
-from redis.asyncio.client import PubSub
 
 from mcpgen.stores._interfaces import BusEvent, Unsubscribe
-from mcpgen.stores.redis._base import SEQUENCE, Connection
+from mcpgen.stores.redis._base import BUS, SEQUENCE, Connection
 
 __all__ = ["RedisBus", "Watcher"]
 
@@ -57,10 +56,12 @@ Callback = Callable[[BusEvent], None]
 _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder(BusEvent).decode
 _FAILURES = (rex.ConnectionError, rex.TimeoutError, OSError, TimeoutError)
-# KEYS: the counter; ARGV: the channel, the message
+_RETRIED = (*_FAILURES, rex.RedisClusterException, rex.ClusterError, rex.TryAgainError)
+# KEYS: the counter; ARGV: the channel, the message, PUBLISH or SPUBLISH (sharded: the
+# channel is in the counter's slot)
 _PUBLISH = """
 local n = redis.call('INCR', KEYS[1])
-return redis.call('PUBLISH', ARGV[1], n .. ':' .. ARGV[2])
+return redis.call(ARGV[3], ARGV[1], n .. ':' .. ARGV[2])
 """
 
 
@@ -80,7 +81,7 @@ class RedisBus:
 
     def __init__(self, connection: Connection, *, max_queue: int = 10_000) -> None:
         self.connection = connection
-        self.channel = connection.prefix + "bus"
+        self.channel = connection.under(BUS) + "bus"
         self.max_queue = max_queue
         self._callbacks: list[Callback] = []
         self._queue: deque[bytes] = deque()
@@ -92,7 +93,11 @@ class RedisBus:
         self.dispatching: bytes | None = None  # the id of the event being handed out
         self.sequence = 0  # its number in publish order (`<prefix>bus-seq`)
         self.worker = os.urandom(12).hex()  # this bus's name among the workers
-        self.worker_channel = f"{connection.prefix}w:{self.worker}"
+        self.worker_channel = f"{connection.under(BUS)}w:{self.worker}"
+        # Under a spread Cluster the bus's channels are sharded (SSUBSCRIBE, SPUBLISH):
+        # served by the master of the bus's slot (and its replicas) only, not forwarded
+        # to every node; elsewhere ordinary pub/sub, as before.
+        self.sharded = connection.spread
 
     def publish(self, event: BusEvent) -> None:
         if len(self._queue) >= self.max_queue:
@@ -161,13 +166,14 @@ class RedisBus:
         assert self._subscribed is not None
         client = self.connection.client
         publish = client.register_script(_PUBLISH)
-        keys = [self.connection.prefix + SEQUENCE]
+        keys = [self.connection.under(BUS) + SEQUENCE]
         while True:
             await self._subscribed.wait()
             while self._queue:
                 try:
-                    await publish(keys=keys, args=[self.channel, self._queue[0]])
-                except _FAILURES as exc:
+                    verb = "SPUBLISH" if self.sharded else "PUBLISH"
+                    await publish(keys=keys, args=[self.channel, self._queue[0], verb])
+                except _RETRIED as exc:  # (a cluster between masters too)
                     log.warning("bus publish failed (retrying): %s", exc)
                     await asyncio.sleep(0.5)
                     continue
@@ -181,16 +187,25 @@ class RedisBus:
         assert self._subscribed is not None
         own = self.worker_channel.encode()
         while True:
-            client = self.connection.pubsub_client()
-            pubsub = client.pubsub()
+            client: Any = None
+            pubsub: Any = None
             try:
-                await pubsub.subscribe(self.channel, self.worker_channel, *self._watchers)
+                client = await self.connection.subscriber(self.channel)
+                pubsub = client.pubsub()
+                if self.sharded:
+                    await pubsub.ssubscribe(self.channel, self.worker_channel)
+                    if self._watchers:
+                        await pubsub.subscribe(*self._watchers)
+                else:
+                    await pubsub.subscribe(self.channel, self.worker_channel, *self._watchers)
                 await self._confirmed(pubsub)
                 self._subscribed.set()
                 for watcher in self._watchers.values():
                     watcher.subscribed(True)
                 async for message in pubsub.listen():
-                    if message.get("type") != "message":
+                    if message.get("type") == "sunsubscribe":  # the slot moved away
+                        raise rex.ConnectionError("the bus's slot moved to another node")
+                    if message.get("type") not in ("message", "smessage"):
                         continue
                     channel = message["channel"]
                     watched = self._watchers.get(channel)
@@ -200,23 +215,23 @@ class RedisBus:
                         self._dispatch(message["data"])
                     else:
                         watched.message(message["data"])
-            except _FAILURES as exc:
+            except _RETRIED as exc:
                 self._lost()  # at once: a watcher must not trust what it holds meanwhile
                 log.warning("bus subscription lost (resubscribing): %s", exc)
                 await asyncio.sleep(0.5)
             finally:
                 self._lost()
                 with contextlib.suppress(Exception):
-                    # Through Any: redis-py annotates PubSub.aclose only from 8.x on.
-                    closing: Any = pubsub.aclose
-                    await closing()
-                    await client.aclose()
+                    if pubsub is not None:
+                        await pubsub.aclose()
+                    if client is not None:
+                        await client.aclose()
 
     def _lost(self) -> None:
         for watcher in self._watchers.values():
             watcher.subscribed(False)
 
-    async def _confirmed(self, pubsub: PubSub) -> None:
+    async def _confirmed(self, pubsub: Any) -> None:
         """Wait for Redis to confirm every channel: from then on, what anyone publishes
         reaches us (a watcher relies on it)."""
         pending = {self.channel.encode(), self.worker_channel.encode(), *self._watchers}
@@ -224,7 +239,7 @@ class RedisBus:
             message = await pubsub.get_message(timeout=self.connection.timeout)
             if message is None:
                 raise TimeoutError("no subscription confirmation")
-            if message.get("type") == "subscribe":
+            if message.get("type") in ("subscribe", "ssubscribe"):
                 pending.discard(message["channel"])
 
     def _dispatch(self, data: bytes) -> None:

@@ -19,6 +19,12 @@ Why a stale entry cannot survive:
   delivers one subscriber's messages in order, so every change it applied before that
   heartbeat has arrived. A change (or a DELETE) made on another worker is seen here at
   most `stale_after` seconds later, normally within a millisecond.
+- Under a Cluster whose sessions spread over the masters, each master publishes the
+  news of its own sessions, and forwards it to the subscriber's node in order, on a
+  link of its own. So a heartbeat goes through every master (`h <nonce> <sent>
+  <node>`), and the cache is fresh only while each master's came back in time. When
+  the masters change (a failover), the cache empties (`expect`): the master that went
+  away may have died with news not yet forwarded.
 
 Uses served from the cache are written back later, in batches (`dirty`): see
 `RedisSessionStore` for the idle-timeout arithmetic.
@@ -64,6 +70,8 @@ class SessionCache:
         self.entries: dict[str, _Entry] = {}
         self.dirty: dict[str, float] = {}  # id -> last use served from here, not yet written
         self.fresh_until = 0.0  # (monotonic) answer from the cache only before this
+        self.nodes: frozenset[str] = frozenset({""})  # the masters a heartbeat must cross
+        self._beats: dict[str, float] = {}  # node -> (monotonic) fresh until, by its beat
         self.live = False  # the subscription is confirmed
         self.epoch = 0  # changes whenever the subscription is confirmed or lost
         self.last_hit = 0.0  # (monotonic) the heartbeat stops when nobody uses the cache
@@ -147,16 +155,40 @@ class SessionCache:
             if entry is not None and used > entry.touched:
                 entry.touched = used
 
-    def heartbeat(self) -> bytes:
-        return b"h %s %r" % (self.nonce, self.monotonic())
+    def heartbeat(self, node: str = "") -> bytes:
+        """A heartbeat to publish (through `node`, one of `nodes`)."""
+        beat = b"h %s %r" % (self.nonce, self.monotonic())
+        return beat + b" " + node.encode() if node else beat
+
+    def expect(self, nodes: frozenset[str]) -> None:
+        """The masters the news may come from now (under a Cluster: every master, each
+        forwarding what it publishes in order). Fresh only once a heartbeat sent
+        through each came back; when they change (a failover), what a master that
+        went away published last may never have arrived: the cache empties."""
+        if nodes == self.nodes:
+            return
+        self.nodes = nodes
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every record and every heartbeat (news may have been missed); round
+        trips under way keep nothing they return."""
+        self.epoch += 1
+        self.entries.clear()
+        self._beats.clear()
+        self.fresh_until = 0.0
 
     # -- the Watcher side -----------------------------------------------------------------
     def message(self, data: bytes) -> None:
         kind, _, rest = data.partition(b" ")
         if kind == b"h":
             nonce, _, sent = rest.partition(b" ")
+            sent, _, node = sent.partition(b" ")
             if nonce == self.nonce:
-                self.fresh_until = max(self.fresh_until, float(sent) + self.stale_after)
+                name = node.decode()
+                fresh = float(sent) + self.stale_after
+                self._beats[name] = max(self._beats.get(name, 0.0), fresh)
+                self.fresh_until = min(self._beats.get(n, 0.0) for n in self.nodes)
             return
         if kind == b"c":
             number, _, raw = rest.partition(b" ")
@@ -176,7 +208,5 @@ class SessionCache:
             flight[1] = version
 
     def subscribed(self, live: bool) -> None:
-        self.epoch += 1
         self.live = live
-        self.entries.clear()
-        self.fresh_until = 0.0
+        self.reset()

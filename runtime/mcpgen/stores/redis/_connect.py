@@ -25,7 +25,7 @@ from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel
 from redis.backoff import ExponentialBackoff
 
-__all__ = ["CLUSTER", "SENTINEL", "client_for", "kind", "redacted"]
+__all__ = ["CLUSTER", "SENTINEL", "client_for", "kind", "node_client", "redacted"]
 
 SENTINEL = "sentinel"
 CLUSTER = "cluster"
@@ -65,12 +65,8 @@ def redacted(url: str) -> str:
 _shown = redacted
 
 
-def client_for(url: str, **kwargs: Any) -> aioredis.Redis:
-    """A client for `url` (any of the forms above); `kwargs` are redis-py connection
-    options (timeouts, health checks), applied to the data nodes."""
-    layout = kind(url)
-    if layout == "single":
-        return aioredis.Redis.from_url(url, **kwargs)
+def _options(url: str) -> tuple[Any, dict[str, str], dict[str, Any], dict[str, Any]]:
+    """The parts of a Sentinel or Cluster URL, its query, credentials and TLS options."""
     parts = urlsplit(url)
     query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
     unknown = sorted(set(query) - _OPTIONS)
@@ -88,6 +84,23 @@ def client_for(url: str, **kwargs: Any) -> aioredis.Redis:
         tls["ssl"] = True
         if "ssl_ca_certs" in query:
             tls["ssl_ca_certs"] = query["ssl_ca_certs"]
+    return parts, query, auth, tls
+
+
+def node_client(url: str, host: str, port: int, **kwargs: Any) -> aioredis.Redis:
+    """A client of one node of the Cluster `url` (its credentials and TLS options):
+    for a subscription that must stay on the node serving a slot."""
+    _, _, auth, tls = _options(url)
+    return aioredis.Redis(host=host, port=port, **auth, **tls, **kwargs)
+
+
+def client_for(url: str, **kwargs: Any) -> aioredis.Redis:
+    """A client for `url` (any of the forms above); `kwargs` are redis-py connection
+    options (timeouts, health checks), applied to the data nodes."""
+    layout = kind(url)
+    if layout == "single":
+        return aioredis.Redis.from_url(url, **kwargs)
+    parts, query, auth, tls = _options(url)
     hosts = _hosts(parts.netloc, url)
     if layout == CLUSTER:
         nodes = [ClusterNode(host, port) for host, port in hosts]

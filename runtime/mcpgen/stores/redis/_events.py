@@ -2,14 +2,15 @@
 so a client may resume with `Last-Event-ID` on whichever worker it reaches.
 
 An event id is `<stream key>.<sequence number>` as in the in-memory store; the random
-stream key finds the stream. Keys under the prefix: `e-ids` (a hash: stream id ->
-stream key), `e-meta:<key>` (a hash: stream id, newest sequence number, last append
-time), `e-list:<key>` (the frames, oldest first), `e-used` (a sorted set of stream
-keys by last append time, for the ttl and the total bound), `e-total` (events held
-in all) and `e-keys:<key>` (the dedup keys of `deliver`, by sequence number; the
-claimed mark of `claim` is the field `done` of `e-meta`), and `e-open` (a hash: log ->
-`<worker> <bus sequence number>`, the worker that streams the log and the bus's counter
-when it began, see `hand_in`). Each operation is one Lua script: one round trip, atomic.
+stream key finds the stream. Keys (in the bus's group, `Connection.under`): `e-ids` (a
+hash: stream id -> stream key), `e-meta:<key>` (a hash: stream id, newest sequence
+number, last append time), `e-list:<key>` (the frames, oldest first), `e-used` (a sorted
+set of stream keys by last append time, for the ttl and the total bound), `e-total`
+(events held in all) and `e-keys:<key>` (the dedup keys of `deliver`, by sequence
+number; the claimed mark of `claim` is the field `done` of `e-meta`), and `e-open` (a
+hash: log -> `<worker> <bus sequence number>`, the worker that streams the log and the
+bus's counter when it began, see `hand_in`). Each operation is one Lua script: one round
+trip, atomic.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from redis import exceptions as rex
 
 from mcpgen.stores._events import Delivery
 from mcpgen.stores._interfaces import Replay
-from mcpgen.stores.redis._base import SEQUENCE, Connection, guard
+from mcpgen.stores.redis._base import BUS, SEQUENCE, Connection, guard
 from mcpgen.stores.redis._base import Arg as _Arg
 
 __all__ = ["Handed", "RedisEventStore"]
@@ -96,11 +97,12 @@ return key .. '.' .. last
 )
 
 # ARGV: prefix, now, ttl, per stream, total, ttl in ms, the worker handing in ('' for
-# none), then six per item: stream id, frame, a fresh key, the event's dedup key, the
-# mode and the bus sequence number. Mode '1' claims the event, '0' keeps it, 's' keeps
-# it unless another worker that is still subscribed streams the log and registered
-# before the event was published (it hands the event in itself). The dedup keys of a
-# stream live in a sorted set by sequence number, bounded as the stream is.
+# none), NUMSUB or SHARDNUMSUB (how the bus subscribes), then six per item: stream id,
+# frame, a fresh key, the event's dedup key, the mode and the bus sequence number.
+# Mode '1' claims the event, '0' keeps it, 's' keeps it unless another worker that is
+# still subscribed streams the log and registered before the event was published (it
+# hands the event in itself). The dedup keys of a stream live in a sorted set by
+# sequence number, bounded as the stream is.
 _DELIVER = (
     _APPEND_FN
     + """
@@ -135,13 +137,13 @@ local function elsewhere(sid, number)
   local w, since = string.match(held, '^(%S+) (%d+)$')
   if not w or w == me or tonumber(since) >= number then return false end
   if alive[w] == nil then
-    alive[w] = redis.call('PUBSUB', 'NUMSUB', p .. 'w:' .. w)[2] > 0
+    alive[w] = redis.call('PUBSUB', ARGV[8], p .. 'w:' .. w)[2] > 0
   end
   if not alive[w] then redis.call('HDEL', open, sid) end
   return alive[w]
 end
 local out = {}
-for i = 8, #ARGV, 6 do
+for i = 9, #ARGV, 6 do
   local sid, mode = ARGV[i], ARGV[i + 4]
   if mode == 's' and elsewhere(sid, tonumber(ARGV[i + 5])) then
     table.insert(out, {'', 0})
@@ -252,13 +254,17 @@ class RedisEventStore:
         self._claim = client.register_script(_CLAIM)
         self._release = client.register_script(_RELEASE)
         self._ttl_ms = max(1, int(ttl * 1000))
-        # Every script names one key (the scripts find the others from the prefix): it
-        # routes the script to the node holding the prefix's hash slot under a Cluster.
-        self._route = [connection.prefix + "e-ids"]
+        # Every key is in the bus's group (one slot under a Cluster: the total bound and
+        # LRU across streams, and the check that a worker still listens on the bus, need
+        # them together). Every script names one key (the scripts find the others from
+        # `_under`): it routes the script to the node of that slot.
+        self._under = connection.under(BUS)
+        self._route = [self._under + "e-ids"]
+        self._numsub = "SHARDNUMSUB" if connection.spread else "NUMSUB"  # (as `RedisBus`)
 
     def _append_args(self, stream_id: str, frame: bytes) -> list[_Arg]:
         return [
-            self.connection.prefix,
+            self._under,
             stream_id,
             frame,
             repr(self.clock()),
@@ -296,8 +302,8 @@ class RedisEventStore:
         bus, streams its log since before that event: that worker hands it in.
         `worker` is the one handing in (`RedisBus.worker`)."""
         client = self.connection.client
-        head: list[_Arg] = [self.connection.prefix, repr(self.clock()), repr(self.ttl)]
-        head += [self.max_per_stream, self.max_events, self._ttl_ms, worker]
+        head: list[_Arg] = [self._under, repr(self.clock()), repr(self.ttl)]
+        head += [self.max_per_stream, self.max_events, self._ttl_ms, worker, self._numsub]
         chunks = []
         for start in range(0, len(items), _CHUNK):
             args = list(head)
@@ -326,7 +332,7 @@ class RedisEventStore:
     async def release(self, stream_id: str, worker: str) -> None:
         """`worker` no longer streams `stream_id` (unless another worker took it over)."""
         async with guard(self.connection.url):
-            await self._release(keys=self._route, args=[self.connection.prefix, stream_id, worker])
+            await self._release(keys=self._route, args=[self._under, stream_id, worker])
 
     async def claim(
         self, stream_id: str, after: str | None = None, *, worker: str = ""
@@ -339,7 +345,7 @@ class RedisEventStore:
             key, _, number = after.rpartition(".")
             if not key or not number.isdigit() or len(number) > 18:
                 return None
-        args: list[_Arg] = [self.connection.prefix, stream_id, number, key]
+        args: list[_Arg] = [self._under, stream_id, number, key]
         args += [repr(self.clock()), repr(self.ttl), worker, SEQUENCE]
         async with guard(self.connection.url):
             found = await self._claim(keys=self._route, args=args)
@@ -355,7 +361,7 @@ class RedisEventStore:
         key, _, number = last_event_id.rpartition(".")
         if not key or not number.isdigit() or len(number) > 18:
             return None
-        args: list[_Arg] = [self.connection.prefix, key, number, repr(self.clock()), repr(self.ttl)]
+        args: list[_Arg] = [self._under, key, number, repr(self.clock()), repr(self.ttl)]
         async with guard(self.connection.url):
             found = await self._replay(keys=self._route, args=args)
         if not isinstance(found, list):

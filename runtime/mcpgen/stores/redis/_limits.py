@@ -52,7 +52,9 @@ class RedisRateLimitStore:
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
-        self._prefix = connection.prefix + "rl:"
+        # One group for every bucket: a request takes from several at once (the global
+        # one, its tool's, its client's), atomically, so they share one slot.
+        self._prefix = connection.under("rl") + "rl:"
         self._script = connection.client.register_script(_TAKE)
 
     async def take(self, buckets: Sequence[Bucket], cost: float = 1.0) -> float:

@@ -26,12 +26,14 @@ class RedisResponseStore:
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
-        self._prefix = connection.prefix + "rc:"
+        self._under = connection.under
         client = connection.client
         self._get, self._put = client.register_script(_GET), client.register_script(_PUT)
 
     def _keys(self, group: str) -> tuple[str, str]:
-        return self._prefix + "gen:" + group, self._prefix + "e:" + group + ":"
+        """A group's generation and its entries' prefix: one group of keys (one slot)."""
+        under = self._under("rc:" + group)
+        return under + "rc:gen:" + group, under + "rc:e:" + group + ":"
 
     async def get(self, group: str, key: str) -> bytes | None:
         gen, entries = self._keys(group)

@@ -1,12 +1,16 @@
 """Legacy session state in Redis: the `SessionStore` every worker shares.
 
-Keys (under the connection's prefix): `s:<id>` holds `<version>|<msgpack SessionState>`;
-the sorted set `s-used` scores every id by its last use (by the store's clock), which
-gives the idle timeout and the least-recently-used bound; `s-ver` counts versions.
-Each operation is one Lua script, so one round trip, and atomic: two workers saving
-the same session cannot leave a state without its use time. Redis's own expiry
-(`idle_timeout`, in real seconds) removes a forgotten session's state even if no
-worker sweeps again; the scripts treat an entry whose state is gone as gone.
+Each session is a hash of its own (`session:<id>`, under a Cluster in a hash slot of
+its own: sessions spread over the masters) holding its version, last use (by the
+store's clock), state and client. The indexes that span sessions share one group: the
+sorted set `s-lru` scores every id by its last use (the sweep of idle sessions and
+the least-recently-used bound), `s-owner` and `s-quota:<client>` hold the quotas. A
+load or save is one Lua script on the session and a `ZADD` on the index, pipelined:
+one round trip. Redis's own expiry (`idle_timeout`, in real seconds) removes a
+forgotten session even if no worker sweeps again. The two groups are written apart
+(under a Cluster, on different masters): the session is the truth about being there
+and idle, the index only chooses what a create evicts and what a quota counts, and
+an index entry whose session is gone counts as gone.
 
 With a bus (`RedisStores` passes one), each worker also keeps the records it served
 (`_cache.SessionCache`, which says how they stay coherent): a request in an existing
@@ -28,13 +32,14 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
+from typing import Any
 
 import msgspec
 from redis import exceptions as rex
 
 from mcpgen.stores._interfaces import SessionState, StoreUnavailableError
+from mcpgen.stores.redis._base import BUS, Connection, Step, pipelined
 from mcpgen.stores.redis._base import Arg as _Arg
-from mcpgen.stores.redis._base import Connection, guard
 from mcpgen.stores.redis._bus import RedisBus
 from mcpgen.stores.redis._cache import DELETED, SessionCache, Ticket
 
@@ -46,158 +51,143 @@ _decode = msgspec.msgpack.Decoder(SessionState).decode
 _FAILURES = (rex.RedisError, OSError, TimeoutError)  # in the background: logged, retried
 _LINGER = 30.0  # seconds without a cache hit after which the heartbeat stops
 
-# Uses served from a cache, (id, time) pairs from ARGV[first]: recorded where newer.
-_USES = """
-local function record_uses(used, prefix, ttl, first)
-  for i = first, #ARGV, 2 do
-    if redis.call('ZADD', used, 'XX', 'GT', 'CH', ARGV[i + 1], ARGV[i]) == 1 then
-      redis.call('PEXPIRE', prefix .. ARGV[i], ttl)
-    end
-  end
-end
-"""
+# A session is a hash in a group of its own (`under("s:" + id)`): `v` its version, `u`
+# its last use (store clock), `d` the msgpack state, `c` its client ('' for none). The
+# indexes that span sessions live in one group, `under("s")`: the sorted set `s-lru` of
+# ids by last use (the idle sweep and the least-recently-used bound), the hash `s-owner`
+# (id -> client) and one set per client, `s-quota:<client>` (the quotas). A script
+# touches one group only; the store runs a session's script and its index's command in
+# one pipeline (one round trip).
 
-# A session's client (`create`'s quota): the hash `s-client` maps its id to the client,
-# the set `s-q:<client>` holds the client's ids. A session that goes, however it goes,
-# leaves both (KEYS[3] is the hash, ARGV[1] the quota sets' prefix, in `forget`).
-_FORGET = """
-local function forget(clients, qprefix, sid)
-  local client = redis.call('HGET', clients, sid)
-  if client then
-    redis.call('SREM', qprefix .. client, sid)
-    redis.call('HDEL', clients, sid)
-  end
-end
-"""
-
-# KEYS: the used set, the version counter, the clients hash; ARGV: prefix, id, now,
-# idle, data, most, ttl_ms, channel, client ('': none), quota (0: none), the quota
-# sets' prefix, then the uses to record. Returns the version, then the ids it removed.
-# Eviction: the creating client's own sessions go first, least recently used first
-# (down to quota - 1, then while the store is full); another client's only when it
-# has none left.
-_CREATE = (
-    _USES
-    + _FORGET
-    + """
-local used, prefix, chan, clients = KEYS[1], ARGV[1], ARGV[8], KEYS[3]
-local client, quota, qprefix = ARGV[9], tonumber(ARGV[10]), ARGV[11]
-record_uses(used, prefix, ARGV[7], 12)
-local removed = {0}
-local function drop(sid)
-  removed[#removed + 1] = sid
-  redis.call('DEL', prefix .. sid)
-  redis.call('PUBLISH', chan, 'd ' .. sid)
-  forget(clients, qprefix, sid)
-end
-local oldest = tonumber(ARGV[3]) - tonumber(ARGV[4])
-local stale = redis.call('ZRANGEBYSCORE', used, '-inf', '(' .. oldest)
-for _, sid in ipairs(stale) do drop(sid) end
-if #stale > 0 then redis.call('ZREM', used, unpack(stale)) end
-local mine = {}
-if client ~= '' then
-  for _, sid in ipairs(redis.call('SMEMBERS', qprefix .. client)) do
-    local seen = redis.call('ZSCORE', used, sid)
-    if seen then
-      mine[#mine + 1] = {tonumber(seen), sid}
-    else
-      forget(clients, qprefix, sid)
-    end
-  end
-  table.sort(mine, function(a, b) return a[1] < b[1] end)
-end
-local next_mine = 1
-local function drop_mine()
-  local sid = mine[next_mine][2]
-  next_mine = next_mine + 1
-  redis.call('ZREM', used, sid)
-  drop(sid)
-end
-if quota > 0 then
-  while #mine - next_mine + 1 >= quota do drop_mine() end
-end
-local most = tonumber(ARGV[6])
-while redis.call('ZCARD', used) >= most and redis.call('ZCARD', used) > 0 do
-  if next_mine <= #mine then
-    drop_mine()
-  else
-    local gone = redis.call('ZPOPMIN', used)
-    drop(gone[1])
-  end
-end
-local v = redis.call('INCR', KEYS[2])
-redis.call('SET', prefix .. ARGV[2], v .. '|' .. ARGV[5], 'PX', ARGV[7])
-redis.call('ZADD', used, ARGV[3], ARGV[2])
-if client ~= '' then
-  redis.call('SADD', qprefix .. client, ARGV[2])
-  redis.call('HSET', clients, ARGV[2], client)
-end
-redis.call('PUBLISH', chan, 'c ' .. v .. ' ' .. ARGV[2])
-removed[1] = v
-return removed
-"""
-)
-
-# KEYS: the used set, the state, the version counter, the clients hash; ARGV: id, now,
-# idle, ttl_ms, data ('' for a load), a use not yet recorded (0: none), channel, the
-# quota sets' prefix
-_TOUCH = (
-    _FORGET
-    + """
-local function gone()
-  redis.call('ZREM', KEYS[1], ARGV[1])
-  redis.call('DEL', KEYS[2])
-  redis.call('PUBLISH', ARGV[7], 'd ' .. ARGV[1])
-  forget(KEYS[4], ARGV[8], ARGV[1])
+# KEYS: the session; ARGV: id, now, idle, ttl_ms, data ('' for a load), a use not yet
+# recorded (0: none), channel ('' to publish nothing). Returns `<version>|<state>`, or
+# false when the session is gone (idle past the timeout: then it is deleted).
+_TOUCH = """
+local held = redis.call('HMGET', KEYS[1], 'v', 'u', 'd')
+if not held[1] then return false end
+local seen = math.max(tonumber(held[2]), tonumber(ARGV[6]))
+if tonumber(ARGV[2]) - seen > tonumber(ARGV[3]) then
+  redis.call('DEL', KEYS[1])
+  if ARGV[7] ~= '' then redis.call('PUBLISH', ARGV[7], 'd ' .. ARGV[1]) end
   return false
 end
-local seen = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not seen then return false end
-seen = math.max(tonumber(seen), tonumber(ARGV[6]))
-if tonumber(ARGV[2]) - seen > tonumber(ARGV[3]) then return gone() end
-local data = ARGV[5]
+local v, data = held[1], ARGV[5]
 if data == '' then
-  data = redis.call('GET', KEYS[2])
-  if not data then return gone() end
-  redis.call('PEXPIRE', KEYS[2], ARGV[4])
+  data = held[3]
+  redis.call('HSET', KEYS[1], 'u', ARGV[2])
 else
-  local v = redis.call('INCR', KEYS[3])
-  data = v .. '|' .. data
-  if redis.call('SET', KEYS[2], data, 'XX', 'PX', ARGV[4]) == false then return gone() end
-  redis.call('PUBLISH', ARGV[7], 'c ' .. v .. ' ' .. ARGV[1])
+  v = redis.call('HINCRBY', KEYS[1], 'v', 1)
+  redis.call('HSET', KEYS[1], 'u', ARGV[2], 'd', data)
+  if ARGV[7] ~= '' then redis.call('PUBLISH', ARGV[7], 'c ' .. v .. ' ' .. ARGV[1]) end
 end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
-return data
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return v .. '|' .. data
 """
-)
 
-# KEYS: the used set, the state, the clients hash; ARGV: id, channel, the quota sets' prefix
-_DELETE = (
-    _FORGET
+# KEYS: the session; ARGV: now, ttl_ms, data, client, channel, id
+_CREATE = """
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'v', 1, 'u', ARGV[1], 'd', ARGV[3], 'c', ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[5], 'c 1 ' .. ARGV[6]) end
+return 1
+"""
+
+# KEYS: the session; ARGV: a use, ttl_ms. 1 when recorded, 0 when the session is gone.
+_USE = """
+local seen = redis.call('HGET', KEYS[1], 'u')
+if not seen then return 0 end
+if tonumber(ARGV[1]) > tonumber(seen) then redis.call('HSET', KEYS[1], 'u', ARGV[1]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
+
+# KEYS: the session; ARGV: id, channel, unless used since (a time; '' for always).
+# 1 when it was there and is deleted now.
+_DROP = """
+if ARGV[3] ~= '' then
+  local seen = redis.call('HGET', KEYS[1], 'u')
+  if seen and tonumber(seen) >= tonumber(ARGV[3]) then return 0 end
+end
+local deleted = redis.call('DEL', KEYS[1])
+if ARGV[2] ~= '' then redis.call('PUBLISH', ARGV[2], 'd ' .. ARGV[1]) end
+return deleted
+"""
+
+_FORGET_FN = """
+local function forget(owners, qprefix, sid)
+  local client = redis.call('HGET', owners, sid)
+  if client then
+    redis.call('SREM', qprefix .. client, sid)
+    redis.call('HDEL', owners, sid)
+  end
+end
+"""
+
+# KEYS: the lru set, the owners hash; ARGV: the quota sets' prefix, then ids: they are
+# gone, out of the indexes
+_FORGET = (
+    _FORGET_FN
     + """
-local removed = redis.call('ZREM', KEYS[1], ARGV[1])
-local deleted = redis.call('DEL', KEYS[2])
-redis.call('PUBLISH', ARGV[2], 'd ' .. ARGV[1])
-forget(KEYS[3], ARGV[3], ARGV[1])
-if removed == 1 and deleted == 1 then return 1 end
+for i = 2, #ARGV do
+  redis.call('ZREM', KEYS[1], ARGV[i])
+  forget(KEYS[2], ARGV[1], ARGV[i])
+end
 return 0
 """
 )
 
-# KEYS: the used set; ARGV: prefix, ttl_ms, then the uses; returns the ids not there
-# (also those whose state went behind the stores' back: FLUSHDB, an eviction policy)
-_RECORD = (
-    _USES
+# KEYS: the lru set, the owners hash; ARGV: id, now, idle, most, client ('': none),
+# quota (0: none), the quota sets' prefix, then (id, use) pairs to record. Returns two
+# lists: the ids idle past the timeout, and those evicted; both are out of the indexes,
+# the store deletes their sessions. Eviction: the creating client's own sessions go
+# first, least recently used first (down to quota - 1, then while the store is full);
+# another client's only when it has none left.
+_ADMIT = (
+    _FORGET_FN
     + """
-local gone = {}
-for i = 3, #ARGV, 2 do
-  if not redis.call('ZSCORE', KEYS[1], ARGV[i])
-     or redis.call('EXISTS', ARGV[1] .. ARGV[i]) == 0 then
-    gone[#gone + 1] = ARGV[i]
+local used, owners, qprefix = KEYS[1], KEYS[2], ARGV[7]
+local client, quota, most = ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[4])
+for i = 8, #ARGV, 2 do redis.call('ZADD', used, 'XX', 'GT', ARGV[i + 1], ARGV[i]) end
+local oldest = tonumber(ARGV[2]) - tonumber(ARGV[3])
+local stale = redis.call('ZRANGEBYSCORE', used, '-inf', '(' .. oldest)
+for _, sid in ipairs(stale) do forget(owners, qprefix, sid) end
+if #stale > 0 then redis.call('ZREM', used, unpack(stale)) end
+local evicted = {}
+local function evict(sid)
+  evicted[#evicted + 1] = sid
+  redis.call('ZREM', used, sid)
+  forget(owners, qprefix, sid)
+end
+local mine = {}
+if client ~= '' then
+  for _, sid in ipairs(redis.call('SMEMBERS', qprefix .. client)) do
+    local seen = redis.call('ZSCORE', used, sid)
+    if seen then mine[#mine + 1] = {tonumber(seen), sid} else forget(owners, qprefix, sid) end
+  end
+  table.sort(mine, function(a, b) return a[1] < b[1] end)
+end
+local next_mine = 1
+if quota > 0 then
+  while #mine - next_mine + 1 >= quota do
+    evict(mine[next_mine][2])
+    next_mine = next_mine + 1
   end
 end
-record_uses(KEYS[1], ARGV[1], ARGV[2], 3)
-return gone
+while redis.call('ZCARD', used) >= most and redis.call('ZCARD', used) > 0 do
+  if next_mine <= #mine then
+    evict(mine[next_mine][2])
+    next_mine = next_mine + 1
+  else
+    evict(redis.call('ZRANGE', used, 0, 0)[1])
+  end
+end
+redis.call('ZADD', used, ARGV[2], ARGV[1])
+if client ~= '' then
+  redis.call('SADD', qprefix .. client, ARGV[1])
+  redis.call('HSET', owners, ARGV[1], client)
+end
+return {stale, evicted}
 """
 )
 
@@ -226,25 +216,38 @@ class RedisSessionStore:
         self.idle_timeout = idle_timeout
         self.max_sessions = max_sessions
         self.clock = clock
-        self.channel = connection.prefix + "sessions"
-        self._prefix = connection.prefix + "s:"
-        self._used = connection.prefix + "s-used"
-        self._versions = connection.prefix + "s-ver"
-        self._clients = connection.prefix + "s-client"  # id -> its client (quotas)
-        self._quotas = connection.prefix + "s-q:"  # + client: the client's ids
+        self.channel = connection.under(BUS) + "sessions"
+        self._under = connection.under
+        index = connection.under("s")
+        self._used = index + "s-lru"
+        self._owners = index + "s-owner"  # id -> its client (quotas)
+        self._quotas = index + "s-quota:"  # + client: the client's ids
         self._ttl_ms = str(max(1, int(idle_timeout * 1000)))
         self._within = idle_timeout / 2  # answer from the cache while Redis's use is newer
         client = connection.client
         self._create = client.register_script(_CREATE)
         self._touch = client.register_script(_TOUCH)
-        self._delete = client.register_script(_DELETE)
-        self._record = client.register_script(_RECORD)
+        self._use = client.register_script(_USE)
+        self._drop = client.register_script(_DROP)
+        self._forget = client.register_script(_FORGET)
+        self._admit = client.register_script(_ADMIT)
         self.cache: SessionCache | None = None
         self._bus = bus
         self._task: asyncio.Task[None] | None = None
+        self._lost_master = False  # a heartbeat failed: the masters may have changed
         if bus is not None and stale_after > 0:
             self.cache = SessionCache(stale_after=stale_after, max_entries=max_sessions)
             bus.watch(self.channel, self.cache)
+        self._news = self.channel
+
+    def _key(self, session_id: str) -> str:
+        return self._under("s:" + session_id) + "session:" + session_id
+
+    def _uses(self, uses: dict[str, float]) -> list[Step]:
+        """The steps recording `uses` on the sessions (the index gets them apart)."""
+        return [
+            (self._use, [self._key(sid)], [repr(used), self._ttl_ms]) for sid, used in uses.items()
+        ]
 
     async def create(
         self, state: SessionState, *, client: str | None = None, quota: int | None = None
@@ -254,33 +257,37 @@ class RedisSessionStore:
         if cache is not None:
             ticket, uses = cache.begin(state.id), cache.take_dirty()
         now = self.clock()
-        args: list[_Arg] = [
-            self._prefix,
-            state.id,
-            repr(now),
-            repr(self.idle_timeout),
-            data,
-            self.max_sessions,
-            self._ttl_ms,
-            self.channel,
-            client or "",
-            quota or 0,
-            self._quotas,
-        ]
+        made: list[_Arg] = [repr(now), self._ttl_ms, data, client or "", self._news, state.id]
+        admit: list[_Arg] = [state.id, repr(now), repr(self.idle_timeout), self.max_sessions]
+        admit += [client or "", quota or 0, self._quotas]
         for session_id, used in uses.items():
-            args += (session_id, repr(used))
-        keys = [self._used, self._versions, self._clients]
+            admit += (session_id, repr(used))
+        steps: list[Step] = [
+            (self._create, [self._key(state.id)], made),
+            (self._admit, [self._used, self._owners], admit),
+            *self._uses(uses),
+        ]
         try:
-            async with guard(self.connection.url):
-                version, *removed = await self._create(keys=keys, args=args)
+            _, (stale, evicted), *recorded = await pipelined(self.connection, steps)
+            removed = [raw.decode() for raw in evicted]
+            drops: list[Step] = [
+                (self._drop, [self._key(sid)], [sid, self._news, ""]) for sid in removed
+            ]
+            since = repr(now - self.idle_timeout)
+            for raw in stale:
+                sid = raw.decode()
+                drops.append((self._drop, [self._key(sid)], [sid, self._news, since]))
+            if drops:
+                await pipelined(self.connection, drops)
         except BaseException:
             if cache is not None and ticket is not None:
                 cache.end(state.id, ticket)
                 cache.restore(uses)
             raise
         if cache is not None and ticket is not None:
-            cache.end(state.id, ticket, int(version), data, now)
-            cache.written(uses, [raw.decode() for raw in removed])  # (at once: ours)
+            gone = [sid for sid, kept in zip(uses, recorded, strict=True) if not kept]
+            cache.end(state.id, ticket, 1, data, now)
+            cache.written(uses, removed + [raw.decode() for raw in stale] + gone)
             self._keep_fresh()
 
     async def load(self, session_id: str) -> SessionState | None:
@@ -305,36 +312,34 @@ class RedisSessionStore:
         if cache is not None:
             cache.forget(session_id)
             ticket = cache.begin(session_id)
-        keys = [self._used, self._prefix + session_id, self._clients]
+        steps: list[Step] = [
+            (self._drop, [self._key(session_id)], [session_id, self._news, ""]),
+            (self._forget, [self._used, self._owners], [self._quotas, session_id]),
+        ]
         try:
-            async with guard(self.connection.url):
-                args = [session_id, self.channel, self._quotas]
-                removed = await self._delete(keys=keys, args=args)
+            removed, _ = await pipelined(self.connection, steps)
         finally:
             if cache is not None and ticket is not None:
                 cache.end(session_id, ticket, DELETED)
         return bool(removed)
 
     async def _run(self, session_id: str, data: bytes) -> bytes | None:
-        """Load (`data` empty) or save, by one script; the state as stored, or None."""
+        """Load (`data` empty) or save, by one script and the index's use, in one round
+        trip; the state as stored, or None."""
         cache, ticket, known = self.cache, None, 0.0
         if cache is not None:
             ticket, known = cache.begin(session_id), cache.dirty.pop(session_id, 0.0)
         now = self.clock()
-        keys = [self._used, self._prefix + session_id, self._versions, self._clients]
-        args: list[_Arg] = [
-            session_id,
-            repr(now),
-            repr(self.idle_timeout),
-            self._ttl_ms,
-            data,
-            repr(known),
-            self.channel,
-            self._quotas,
+        args: list[_Arg] = [session_id, repr(now), repr(self.idle_timeout), self._ttl_ms]
+        args += [data, repr(known), self._news]
+        steps: list[Step] = [
+            (self._touch, [self._key(session_id)], args),
+            (None, (), ("ZADD", self._used, "XX", "GT", repr(now), session_id)),
         ]
         try:
-            async with guard(self.connection.url):
-                found = await self._touch(keys=keys, args=args)
+            # The index's use may fail alone (its master failing over): the session
+            # is still served, and its use reaches the index with the next one.
+            found, _ = await pipelined(self.connection, steps, optional=1)
         except BaseException:
             if cache is not None and ticket is not None:
                 cache.end(session_id, ticket)
@@ -345,6 +350,9 @@ class RedisSessionStore:
             if cache is not None and ticket is not None:
                 cache.end(session_id, ticket)
                 cache.forget(session_id)
+            with contextlib.suppress(StoreUnavailableError):  # (the next create sweeps it)
+                args = [self._quotas, session_id]
+                await pipelined(self.connection, [(self._forget, [self._used, self._owners], args)])
             return None
         number, _, state = found.partition(b"|")
         if cache is not None and ticket is not None:
@@ -378,7 +386,6 @@ class RedisSessionStore:
         cache = self.cache
         assert cache is not None
         assert self._bus is not None
-        client = self.connection.client
         every = min(cache.stale_after / 4, self.idle_timeout / 10)
         written = cache.monotonic()
         await self._bus.ready()
@@ -389,22 +396,42 @@ class RedisSessionStore:
                 await self._write_uses(cache)
             if mono - cache.last_hit > _LINGER and not cache.dirty:
                 return  # nobody asks: no heartbeats (the next read from Redis restarts them)
+            await self._beat(cache)
+            await asyncio.sleep(every)
+
+    async def _beat(self, cache: SessionCache) -> None:
+        """A heartbeat; under a spread Cluster one through each master (the news of
+        a session comes from its own master: see `_cache`)."""
+        client: Any = self.connection.client
+        if not self.connection.spread:
             with contextlib.suppress(*_FAILURES):
                 await client.publish(self.channel, cache.heartbeat())
-            await asyncio.sleep(every)
+            return
+        try:
+            await client.initialize()
+            if self._lost_master:  # ask the cluster again: a replica may have taken over
+                self._lost_master = False
+                await client.nodes_manager.initialize()
+            primaries = client.get_primaries()
+            cache.expect(frozenset(node.name for node in primaries))
+            for node in primaries:
+                beat = cache.heartbeat(node.name)
+                await client.execute_command("PUBLISH", self.channel, beat, target_nodes=node)
+        except (*_FAILURES, rex.RedisClusterException):
+            self._lost_master = True
 
     async def _write_uses(self, cache: SessionCache) -> None:
         uses = cache.take_dirty()
-        args: list[_Arg] = [self._prefix, self._ttl_ms]
+        index: list[_Arg] = ["ZADD", self._used, "XX", "GT"]
         for session_id, used in uses.items():
-            args += (session_id, repr(used))
+            index += (repr(used), session_id)
         try:
-            gone = await self._record(keys=[self._used], args=args)
-        except _FAILURES as exc:
+            _, *kept = await pipelined(self.connection, [(None, (), index), *self._uses(uses)])
+        except (*_FAILURES, StoreUnavailableError) as exc:
             log.warning("session uses not written (retrying): %s", exc)
             cache.restore(uses)
             return
-        cache.written(uses, [raw.decode() for raw in gone])
+        cache.written(uses, [sid for sid, alive in zip(uses, kept, strict=True) if not alive])
 
     async def aclose(self) -> None:
         task, self._task = self._task, None

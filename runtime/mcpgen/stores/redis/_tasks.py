@@ -10,9 +10,12 @@ forever. A record that says a task is over, written by any worker, turns its lea
 into a tombstone (`done`, kept as long as the record): the owner's next renewal sees
 it and stops renewing. A lease that ran out while Redis was away is renewed again.
 
-Running tasks count against their client (`create`): `t-run:<client>` holds the ids of
-the client's tasks; one counts while its lease is live (not `done`, not run out), so a
-task that ended, expired or lost its worker stops counting without anyone tidying up.
+Running tasks count against their client (`create`): `t-running:<client>` scores the
+ids of the client's running tasks by when their leases run out, renewed with them; a
+task that ended or was deleted leaves it, one whose worker died stops counting when
+its lease would have run out, without anyone tidying up. A task's two keys share a
+group, the client's set is in a group of its own (under a Cluster: tasks and clients
+spread over the masters).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import msgspec
 
 from mcpgen.stores._interfaces import StoreUnavailableError, TaskState
 from mcpgen.stores.redis._base import Arg as _Arg
-from mcpgen.stores.redis._base import Connection, guard
+from mcpgen.stores.redis._base import Connection, Step, guard, pipelined
 
 __all__ = ["LEASE_LOST", "RedisTaskStore"]
 
@@ -40,50 +43,95 @@ LEASE_LOST = -32603  # the JSON-RPC code of a task failed because its worker wen
 (its lease ran out without being renewed)."""
 _DONE = b"done"
 
-# KEYS: (lease, record) pairs; ARGV[1]: the lease in ms. Returns, per pair, 0 when
-# the task is over or gone (stop renewing), else 1.
+# A task's record and lease share a group (`under("t:" + id)`); its lease holds the
+# client it counts against ('1' for none) while it runs, `done` once it is over. The
+# running tasks of one client are a sorted set in the client's own group,
+# `t-running:<client>`, each id scored by when its lease runs out (Redis's clock, ms):
+# a task counts while its score is ahead, so one whose worker died stops counting
+# when its lease would have run out, without anyone tidying up.
+
+# KEYS: the lease, the record; ARGV: the lease in ms. The lease's client when renewed,
+# 0 when the task is over or gone (stop renewing).
 _RENEW = """
-local out = {}
-for i = 1, #KEYS, 2 do
-  if redis.call('GET', KEYS[i]) == 'done' or redis.call('EXISTS', KEYS[i + 1]) == 0 then
-    table.insert(out, 0)
-  else
-    redis.call('SET', KEYS[i], '1', 'PX', ARGV[1])
-    table.insert(out, 1)
-  end
-end
-return out
+local held = redis.call('GET', KEYS[1])
+if held == 'done' or redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+held = held or '1'
+redis.call('SET', KEYS[1], held, 'PX', ARGV[1])
+return held
 """
 
+_NOW_MS = """
+local now = redis.call('TIME')
+local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+"""
 
-# KEYS: the record, its lease, the client's set; ARGV: data, ms left (0: no ttl), the
-# lease in ms, most (0: no bound), the lease keys' prefix, id. Returns 1 when stored.
-_CREATE = """
-local run, most, left = KEYS[3], tonumber(ARGV[4]), tonumber(ARGV[2])
-if most > 0 then
-  local count = 0
-  for _, id in ipairs(redis.call('SMEMBERS', run)) do
-    local lease = redis.call('GET', ARGV[5] .. id)
-    if lease and lease ~= 'done' then count = count + 1 else redis.call('SREM', run, id) end
-  end
-  if count >= most then return 0 end
+# KEYS: a client's running set; ARGV: the lease in ms, most (0: no bound), the ms the
+# set is kept (0: for ever), id. 1 when the task may start (and counts from now on).
+_ADMIT = (
+    _NOW_MS
+    + """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ms)
+local most = tonumber(ARGV[2])
+if most > 0 and redis.call('ZCARD', KEYS[1]) >= most then return 0 end
+redis.call('ZADD', KEYS[1], ms + tonumber(ARGV[1]), ARGV[4])
+local keep = tonumber(ARGV[3])
+if keep == 0 then
+  redis.call('PERSIST', KEYS[1])
+elseif redis.call('PTTL', KEYS[1]) < keep then
+  redis.call('PEXPIRE', KEYS[1], keep)
 end
+return 1
+"""
+)
+
+# KEYS: a client's running set; ARGV: the lease in ms, then ids renewed
+_BUMP = (
+    _NOW_MS
+    + """
+for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', 'GT', ms + tonumber(ARGV[1]), ARGV[i]) end
+return 0
+"""
+)
+
+# KEYS: the record, the lease; ARGV: data, ms left (0: no ttl), the lease in ms ('':
+# the task is over), the client for a new lease ('' to keep the lease's). The lease's
+# client before (false: none).
+_PUT = """
+local before = redis.call('GET', KEYS[2])
+local left = tonumber(ARGV[2])
 if left > 0 then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', left)
 else
   redis.call('SET', KEYS[1], ARGV[1])
 end
-redis.call('SET', KEYS[2], '1', 'PX', ARGV[3])
-local existed = redis.call('EXISTS', run)
-redis.call('SADD', run, ARGV[6])
-if left == 0 then
-  redis.call('PERSIST', run)
+if ARGV[3] == '' then
+  if left > 0 then
+    redis.call('SET', KEYS[2], 'done', 'PX', left)
+  else
+    redis.call('SET', KEYS[2], 'done')
+  end
 else
-  local pttl = redis.call('PTTL', run)
-  if existed == 0 or (pttl >= 0 and pttl < left) then redis.call('PEXPIRE', run, left) end
+  local held = ARGV[4]
+  if held == '' then held = before end
+  if not held or held == 'done' then held = '1' end
+  redis.call('SET', KEYS[2], held, 'PX', ARGV[3])
 end
-return 1
+return before
 """
+
+# KEYS: the record, the lease. The lease's client before (false: none).
+_DELETE = """
+local before = redis.call('GET', KEYS[2])
+redis.call('DEL', KEYS[1], KEYS[2])
+return before
+"""
+
+
+def _client(held: object) -> str | None:
+    """The client a lease counts against (`c:<client>`; None: none, or over)."""
+    if not isinstance(held, bytes) or not held.startswith(b"c:"):
+        return None
+    return held[2:].decode()
 
 
 class RedisTaskStore:
@@ -100,13 +148,29 @@ class RedisTaskStore:
         self.connection = connection
         self.clock = clock
         self.lease = lease
-        self._key = connection.prefix + "t:"
-        self._lease_key = connection.prefix + "t-lease:"
-        self._run_key = connection.prefix + "t-run:"  # + client: its tasks' ids
+        self._under = connection.under
         self._held: set[str] = set()  # running tasks whose lease this worker renews
         self._renewer: asyncio.Task[None] | None = None
-        self._renew_script = connection.client.register_script(_RENEW)
-        self._create_script = connection.client.register_script(_CREATE)
+        client = connection.client
+        self._renew_script = client.register_script(_RENEW)
+        self._admit = client.register_script(_ADMIT)
+        self._bump = client.register_script(_BUMP)
+        self._put = client.register_script(_PUT)
+        self._delete = client.register_script(_DELETE)
+
+    def _keys(self, task_id: str) -> list[str]:
+        """The record and the lease of `task_id` (one group)."""
+        under = self._under("t:" + task_id)
+        return [under + "t:" + task_id, under + "t-lease:" + task_id]
+
+    def _running(self, client: str) -> str:
+        return self._under("t-run:" + client) + "t-running:" + client
+
+    def _left(self, state: TaskState) -> int:
+        """Milliseconds the record has left (0: no ttl)."""
+        if state.ttl_ms is None:
+            return 0
+        return max(1, state.created_ms + state.ttl_ms - int(self.clock() * 1000))
 
     async def create(
         self, state: TaskState, *, client: str | None = None, most: int | None = None
@@ -114,51 +178,47 @@ class RedisTaskStore:
         if state.status not in _RUNNING:
             await self.put(state)
             return True
-        left = 0
-        if state.ttl_ms is not None:
-            left = max(1, state.created_ms + state.ttl_ms - int(self.clock() * 1000))
-        keys = [self._key + state.id, self._lease_key + state.id, self._run_key + (client or "")]
-        args: list[_Arg] = [
-            _encode(state),
-            left,
-            int(self.lease * 1000),
-            most or 0,
-            self._lease_key,
-            state.id,
-        ]
-        async with guard(self.connection.url):
-            stored = await self._create_script(keys=keys, args=args)
-        if not stored:
-            return False
+        lease_ms, left, who = int(self.lease * 1000), self._left(state), client or ""
+        admit: Step = (self._admit, [self._running(who)], [lease_ms, most or 0, left, state.id])
+        put: Step = (self._put, self._keys(state.id), [_encode(state), left, lease_ms, "c:" + who])
+        if not most:  # nothing to refuse: both in one round trip
+            await pipelined(self.connection, [admit, put])
+        else:
+            # The client's count first: a worker that dies between the two leaves an
+            # id counting until its lease would have run out, never a task uncounted.
+            (admitted,) = await pipelined(self.connection, [admit])
+            if not admitted:
+                return False
+            await pipelined(self.connection, [put])
         self._held.add(state.id)
         self._renew_in_background()
         return True
 
     async def put(self, state: TaskState) -> None:
-        data = _encode(state)
-        key, lease_key = self._key + state.id, self._lease_key + state.id
-        async with guard(self.connection.url):
-            pipe = self.connection.client.pipeline(transaction=True)
-            left = None
-            if state.ttl_ms is not None:
-                left = max(1, state.created_ms + state.ttl_ms - int(self.clock() * 1000))
-            pipe.set(key, data, px=left)
-            if state.status in _RUNNING:
-                pipe.set(lease_key, b"1", px=int(self.lease * 1000))
-            else:
-                pipe.set(lease_key, _DONE, px=left)
-            await pipe.execute()
-        if state.status in _RUNNING:
+        running = state.status in _RUNNING
+        lease = int(self.lease * 1000) if running else ""
+        args: list[_Arg] = [_encode(state), self._left(state), lease, ""]
+        (before,) = await pipelined(self.connection, [(self._put, self._keys(state.id), args)])
+        if running:
             self._held.add(state.id)
             self._renew_in_background()
-        else:
-            self._held.discard(state.id)
+            return
+        self._held.discard(state.id)
+        await self._uncount(state.id, before)
+
+    async def _uncount(self, task_id: str, held: object) -> None:
+        """The task no longer runs: out of its client's count (if it had one)."""
+        client = _client(held)
+        if client is not None:
+            zrem: Step = (None, (), ("ZREM", self._running(client), task_id))
+            await pipelined(self.connection, [zrem])
 
     async def get(self, task_id: str) -> TaskState | None:
+        record, lease_key = self._keys(task_id)
         async with guard(self.connection.url):
             pipe = self.connection.client.pipeline(transaction=False)
-            pipe.get(self._key + task_id)
-            pipe.get(self._lease_key + task_id)
+            pipe.get(record)
+            pipe.get(lease_key)
             data, lease = await pipe.execute()
         if data is None:
             return None
@@ -172,8 +232,8 @@ class RedisTaskStore:
 
     async def delete(self, task_id: str) -> None:
         self._held.discard(task_id)
-        async with guard(self.connection.url):
-            await self.connection.client.delete(self._key + task_id, self._lease_key + task_id)
+        (before,) = await pipelined(self.connection, [(self._delete, self._keys(task_id), ())])
+        await self._uncount(task_id, before)
 
     async def _fail_orphan(self, state: TaskState) -> TaskState:
         """The worker running `state` stopped renewing its lease: fail the task."""
@@ -194,21 +254,31 @@ class RedisTaskStore:
             self._renewer = asyncio.get_running_loop().create_task(self._renew())
 
     async def _renew(self) -> None:
+        lease_ms = int(self.lease * 1000)
         while self._held:
             await asyncio.sleep(self.lease / 3)
             held = list(self._held)
             if not held:
                 continue
-            keys = [k for i in held for k in (self._lease_key + i, self._key + i)]
+            steps: list[Step] = [
+                (self._renew_script, self._keys(i)[::-1], [lease_ms]) for i in held
+            ]
             try:
-                async with guard(self.connection.url):
-                    kept = await self._renew_script(keys=keys, args=[int(self.lease * 1000)])
+                kept = await pipelined(self.connection, steps)
+                counted: dict[str, list[_Arg]] = {}
+                for task_id, alive in zip(held, kept, strict=True):
+                    if not alive:  # another worker wrote it as over (e.g. cancelled it)
+                        self._held.discard(task_id)
+                    client = _client(alive)
+                    if client is not None:
+                        counted.setdefault(client, []).append(task_id)
+                bumps: list[Step] = [
+                    (self._bump, [self._running(c)], [lease_ms, *ids]) for c, ids in counted.items()
+                ]
+                if bumps:
+                    await pipelined(self.connection, bumps)
             except StoreUnavailableError as exc:  # keep trying: Redis may come back in time
                 log.warning("cannot renew task leases: %s", exc)
-                continue
-            for task_id, alive in zip(held, kept, strict=True):
-                if not alive:  # another worker wrote it as over (e.g. cancelled it)
-                    self._held.discard(task_id)
 
     async def aclose(self) -> None:
         """Stop renewing (the leases then run out: for tests and shutdown)."""
