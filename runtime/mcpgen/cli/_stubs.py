@@ -14,8 +14,8 @@ from typing import Annotated
 
 import typer
 
-from mcpgen._api_client import Client
 from mcpgen.cli._run import Capabilities, Era, Transport, Words, run, split
+from mcpgen.client._client import Client
 
 __all__ = ["stubs"]
 

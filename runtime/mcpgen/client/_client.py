@@ -12,7 +12,7 @@ callbacks you pass, whether they arrive as input-required results (modern) or as
 server-to-client requests (legacy).
 
 Tasks (the `io.modelcontextprotocol/tasks` extension, modern era): `call_tool(...,
-task=True)` may return a `ToolTask` to wait for (see `mcpgen._api_tasks`).
+task=True)` may return a `ToolTask` to wait for (see `mcpgen.client._tasks`).
 """
 
 from __future__ import annotations
@@ -24,17 +24,17 @@ from typing import TYPE_CHECKING, Any, Literal, Self, Unpack, cast, overload
 
 import msgspec
 
-from mcpgen import _callbacks as cb
-from mcpgen._api_apps import App, declared, read_app
-from mcpgen._api_lists import ReadResult, Unwrapper, cached, concrete, header_checked, pages
-from mcpgen._api_options import ClientOptions, PageOptions
-from mcpgen._api_tasks import DEFAULT_TASK_TIMEOUT, Tasks, ToolTask
 from mcpgen._client import ClientCore, VerdictCache, shared_verdicts
 from mcpgen._client._cache import ResultCache
-from mcpgen._client_side._middleware import ClientMiddleware, RetryPolicy, install
-from mcpgen._connection import Connection, Era, Note
 from mcpgen._errors import ConfigurationError, McpError
-from mcpgen._listen import changes
+from mcpgen.client import _callbacks as cb
+from mcpgen.client._apps import App, declared, read_app
+from mcpgen.client._connection import Connection, Era, Note
+from mcpgen.client._listen import changes
+from mcpgen.client._lists import ReadResult, Unwrapper, cached, concrete, header_checked, pages
+from mcpgen.client._middleware import ClientMiddleware, RetryPolicy, install
+from mcpgen.client._options import ClientOptions, PageOptions
+from mcpgen.client._tasks import DEFAULT_TASK_TIMEOUT, Tasks, ToolTask
 from mcpgen.telemetry import instrument_client
 from mcpgen.transports._link_base import Link
 from mcpgen.transports._links import HttpLink, MemoryLink, SseLink, StdioLink

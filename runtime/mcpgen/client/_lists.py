@@ -19,9 +19,9 @@ from msgspec import UNSET
 
 from mcpgen import _protocol as proto
 from mcpgen._client._cache import CacheKey, ResultCache
-from mcpgen._connection import Connection, log
 from mcpgen._errors import McpError
 from mcpgen._wrap import unwrap_schema, wrapped
+from mcpgen.client._connection import Connection, log
 from mcpgen_types import latest as t
 from mcpgen_types._base import UnsetType
 

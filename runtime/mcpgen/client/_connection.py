@@ -19,7 +19,6 @@ from typing import Any, Literal, Self
 import msgspec
 
 from mcpgen import _protocol as proto
-from mcpgen._callbacks import Callbacks, ProgressCallback, notify
 from mcpgen._client import (
     ClientCore,
     Done,
@@ -43,6 +42,7 @@ from mcpgen._errors import (
     RequestTimeoutError,
     TransportError,
 )
+from mcpgen.client._callbacks import Callbacks, ProgressCallback, notify
 from mcpgen.transports._background import start_kept
 from mcpgen.transports._link_base import Link
 from mcpgen_types import latest as t

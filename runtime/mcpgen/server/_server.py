@@ -9,16 +9,6 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
 import msgspec
 from msgspec import UNSET
 
-from mcpgen._api_registry import (
-    with_completion,
-    with_prompt,
-    with_resource,
-    with_template,
-    with_tool,
-    without,
-)
-from mcpgen._api_run import run_http, run_stdio
-from mcpgen._api_setup import milliseconds, redis_stores, served_stores, spawn, worker_threads
 from mcpgen._errors import ConfigurationError
 from mcpgen._server import CacheHint, Channel, Registry, ServerCore, Session
 from mcpgen._server._apps import UI_EXTENSION, AppSource
@@ -33,8 +23,18 @@ from mcpgen._server._defs import (
 from mcpgen._server._methods import read_own
 from mcpgen._server._middleware import Middleware, added, adopted, serving
 from mcpgen._server._state import Sealer
-from mcpgen._server_side._mount import Watcher, holding, imported, mounting
-from mcpgen._server_side._transform import TransformOptions, with_transformed
+from mcpgen.server._mount import Watcher, holding, imported, mounting
+from mcpgen.server._registry import (
+    with_completion,
+    with_prompt,
+    with_resource,
+    with_template,
+    with_tool,
+    without,
+)
+from mcpgen.server._run import run_http, run_stdio
+from mcpgen.server._setup import milliseconds, redis_stores, served_stores, spawn, worker_threads
+from mcpgen.server._transform import TransformOptions, with_transformed
 from mcpgen.stores import Bus, KeyRing, TaskStore
 from mcpgen.telemetry import session_class
 from mcpgen.transports._lifespan import Lifespan, LifespanFactory
