@@ -14,7 +14,7 @@ extension, modern era): `call_tool(..., task=True)` may return a `ToolTask`.
 
 `Client` is the layer over the sans-I/O protocol core, `mcpgen._client`. Its private
 modules: `_connection` (the I/O loop: ids, waiting requests, timeouts) and
-era selection (the probe, the handshake, cached verdicts), `_callbacks` (the user's
+`_era_selection` (the probe, the handshake, cached verdicts), `_callbacks` (the user's
 callbacks), `_lists` (cached reads, lists page by page), `_tasks`, `_listen` (change
 notifications in either era), `_apps` (MCP Apps), `_options` (the constructors'
 keywords) and `_middleware` (`ClientMiddleware` and `RetryPolicy`, the client side of
