@@ -1,23 +1,8 @@
-"""The public asyncio Client: every server in the field, one typed API.
-
-    async with Client.stdio(["python", "server.py"]) as client:   # or .http / .sse / .memory
-        tools = await client.list_tools()
-        result = await client.call_tool("echo", {"text": "hi"})
-
-Era `auto` (default) probes with `server/discover` and falls back to `initialize`
-for legacy servers (over HTTP, then to the deprecated HTTP+SSE transport if the
-endpoint refuses POSTs); `modern` pins 2026-07-28; `legacy` goes straight to the
-handshake. Input requests (elicitation, sampling, roots) are answered by the
-callbacks you pass, whether they arrive as input-required results (modern) or as
-server-to-client requests (legacy).
-
-Tasks (the `io.modelcontextprotocol/tasks` extension, modern era): `call_tool(...,
-task=True)` may return a `ToolTask` to wait for (see `mcpgen.client._tasks`).
-"""
+"""The public asyncio `Client`: every server in the field, one typed API (the package
+docstring, `mcpgen.client`, shows it at work and names the modules behind it)."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Self, Unpack, cast, overload
@@ -26,12 +11,20 @@ import msgspec
 
 from mcpgen._client import ClientCore, VerdictCache, shared_verdicts
 from mcpgen._client._cache import ResultCache
-from mcpgen._errors import ConfigurationError, McpError
+from mcpgen._errors import ConfigurationError
 from mcpgen.client import _callbacks as cb
 from mcpgen.client._apps import App, declared, read_app
 from mcpgen.client._connection import Connection, Era, Note
 from mcpgen.client._listen import changes
-from mcpgen.client._lists import ReadResult, Unwrapper, cached, concrete, header_checked, pages
+from mcpgen.client._lists import (
+    ReadResult,
+    Unwrapper,
+    cached,
+    concrete,
+    header_checked,
+    headers_known,
+    pages,
+)
 from mcpgen.client._middleware import ClientMiddleware, RetryPolicy, install
 from mcpgen.client._options import ClientOptions, PageOptions
 from mcpgen.client._tasks import DEFAULT_TASK_TIMEOUT, Tasks, ToolTask
@@ -352,13 +345,7 @@ class Client:
             TransportError: The connection failed, timed out or closed.
         """
         connection = self.connection
-        if (
-            connection.link.http
-            and connection.core.era == "modern"
-            and name not in connection.tool_headers
-        ):
-            with contextlib.suppress(McpError):
-                await self.list_tools()
+        await headers_known(connection, name, self.list_tools)
         params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
         result = await connection.request(
             "tools/call", params, timeout=timeout, progress=progress, tasks=task

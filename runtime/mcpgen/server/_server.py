@@ -7,7 +7,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
 
 import msgspec
-from msgspec import UNSET
 
 from mcpgen._errors import ConfigurationError
 from mcpgen._server import CacheHint, Channel, Registry, ServerCore, Session
@@ -33,7 +32,14 @@ from mcpgen.server._registry import (
     without,
 )
 from mcpgen.server._run import run_http, run_stdio
-from mcpgen.server._setup import milliseconds, redis_stores, served_stores, spawn, worker_threads
+from mcpgen.server._setup import (
+    core_options,
+    implementation,
+    redis_stores,
+    served_stores,
+    spawn,
+    worker_threads,
+)
 from mcpgen.server._transform import TransformOptions, with_transformed
 from mcpgen.stores import Bus, KeyRing, TaskStore
 from mcpgen.telemetry import session_class
@@ -106,28 +112,17 @@ class Server:
         telemetry: bool | None = None,
         middleware: Sequence[Middleware] = (),
     ) -> None:
-        if page_size < 1:
-            raise ConfigurationError("page_size must be at least 1")
-        self._task_ttl_ms = (
-            None if task_ttl_seconds is None else milliseconds(task_ttl_seconds, "task_ttl_seconds")
+        self._core_options = core_options(
+            page_size,
+            cache,
+            mask_errors,
+            logging,
+            task_ttl_seconds,
+            task_poll_seconds,
+            max_tasks_per_client,
         )
-        self._task_poll_ms = milliseconds(task_poll_seconds, "task_poll_seconds")
-        if max_tasks_per_client is not None and max_tasks_per_client < 1:
-            raise ConfigurationError("max_tasks_per_client must be at least 1 (or None)")
-        self._max_tasks = max_tasks_per_client
-        self.info = t.Implementation(
-            name=name,
-            version=version,
-            title=title if title is not None else UNSET,
-            description=description if description is not None else UNSET,
-            website_url=website_url if website_url is not None else UNSET,
-            icons=icons if icons is not None else UNSET,
-        )
+        self.info = implementation(name, version, title, description, website_url, icons)
         self.instructions = instructions
-        self._page_size = page_size
-        self._cache = dict(cache or {})
-        self._mask_errors = mask_errors
-        self._logging = logging
         self._extensions = dict(extensions or {})
         if keys is not None and state_keys:
             raise ConfigurationError("pass either keys or state_keys, not both")
@@ -157,20 +152,14 @@ class Server:
                 instructions=self.instructions,
                 registry=self._registry,
                 sealer=self._sealer,
-                cache=self._cache,
-                page_size=self._page_size,
-                mask_errors=self._mask_errors,
-                logging=self._logging,
                 extensions=self._extensions,
                 bus=self._bus,
                 spawn=spawn,
                 loop=asyncio.get_running_loop,
                 task_store=self._task_store,
-                task_ttl_ms=self._task_ttl_ms,
-                task_poll_ms=self._task_poll_ms,
-                max_tasks_per_client=self._max_tasks,
                 run_sync=self._threads,
                 read=read_own,
+                **self._core_options,
             )
             self._core.lifespan = self._lifespan_value
             self._core.use(*serving(self._middleware))
