@@ -13,10 +13,11 @@ server-to-client requests (legacy). Tasks (the `io.modelcontextprotocol/tasks`
 extension, modern era): `call_tool(..., task=True)` may return a `ToolTask`.
 
 `Client` is the layer over the sans-I/O protocol core, `mcpgen._client`. Its private
-modules: `_connection` (the I/O loop: ids, waiting requests, timeouts) and
-`_era_selection` (the probe, the handshake, cached verdicts), `_callbacks` (the user's
-callbacks), `_lists` (cached reads, lists page by page), `_tasks`, `_listen` (change
-notifications in either era), `_apps` (MCP Apps), `_options` (the constructors'
+modules: `_client` (the class: made per transport, connected) over `_requests` (its base
+class: what it asks of a server), `_connection` (the I/O loop: ids, waiting requests,
+timeouts) and `_era_selection` (the probe, the handshake, cached verdicts), `_callbacks`
+(the user's callbacks), `_lists` (cached reads, lists page by page), `_tasks`, `_listen`
+(change notifications in either era), `_apps` (MCP Apps), `_options` (the constructors'
 keywords) and `_middleware` (`ClientMiddleware` and `RetryPolicy`, the client side of
 the framework layer: installed on a connection only when configured). Nothing here
 imports the server package (`mcpgen.server`). `mcpgen` exports the same names, loading

@@ -3,11 +3,13 @@
 `Server` (the decorators that register tools, resources, prompts and completions, and
 `run`/`asgi_app` to serve them) is the layer over the sans-I/O protocol core,
 `mcpgen._server`, which it builds. Its private modules hold what each part of the API
-does: `_registry` (a registration as a function from one registry snapshot to the
-next), `_setup` (the constructor's checks and stores), `_run` (stdio or uvicorn),
-`_mount`, `_transform` and `_apps` (composing servers and deriving tools, the server
-side of the framework layer). Nothing here is used by a client (`mcpgen.client`), and
-nothing here imports it. `mcpgen` exports the same names.
+does: `_server` (the class: configuration, core, composition, serving) over `_features`
+(its base class: the decorators, `add_*` and `remove_*`), `_registry` (a registration as
+a function from one registry snapshot to the next), `_setup` (the constructor's checks
+and stores), `_run` (stdio or uvicorn), `_mount`, `_transform` and `_apps` (composing
+servers and deriving tools, the server side of the framework layer). Nothing here is
+used by a client (`mcpgen.client`), and nothing here imports it. `mcpgen` exports the
+same names.
 """
 
 from __future__ import annotations
