@@ -4,6 +4,8 @@ The protocol types of every pinned revision live in `mcpgen_types` (generated fr
 the upstream JSON Schemas); `mcpgen.types` re-exports the newest modern revision.
 `Server` serves both eras (2026-07-28 stateless requests and `initialize` sessions);
 `Client` talks to servers of either era over stdio, Streamable HTTP or in memory.
+The names of each side are also in `mcpgen.server` and `mcpgen.client`; this package
+exports both, with the error types they share and the proxy.
 """
 
 from __future__ import annotations
