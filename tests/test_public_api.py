@@ -16,6 +16,8 @@ import mcpgen
 # The packages whose `__all__` is public API (docs/reference/ renders each of them).
 PUBLIC = [
     "mcpgen",
+    "mcpgen.server",
+    "mcpgen.client",
     "mcpgen.auth",
     "mcpgen.middleware",
     "mcpgen.proxy",
@@ -99,3 +101,44 @@ def test_importing_mcpgen_pulls_in_no_generator_or_cli_dependency() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_the_side_packages_export_the_same_objects_as_mcpgen() -> None:
+    """`mcpgen.server` and `mcpgen.client` each hold one side of the API; `mcpgen`
+    re-exports both, the very same objects, and nothing of one side is in the other."""
+    import mcpgen.client
+    import mcpgen.server
+
+    server, client = set(mcpgen.server.__all__), set(mcpgen.client.__all__)
+    assert mcpgen.server.__all__ == sorted(mcpgen.server.__all__)
+    assert mcpgen.client.__all__ == sorted(mcpgen.client.__all__)
+    assert not server & client
+    assert server | client <= set(mcpgen.__all__)
+    for package, names in ((mcpgen.server, server), (mcpgen.client, client)):
+        assert [n for n in names if getattr(package, n) is not getattr(mcpgen, n)] == []
+    assert {"Server", "Context", "Middleware"} <= server
+    assert {"Client", "ToolTask", "ClientMiddleware", "RetryPolicy"} <= client
+
+
+def test_a_server_loads_no_client_module() -> None:
+    """Importing `mcpgen` and its server side and building a `Server` leaves the client
+    package and the client core unloaded (a server does not pay for the client); the
+    first use of a client name loads `mcpgen.client`."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, mcpgen\n"
+        "from mcpgen.server import Server\n"
+        "Server('s')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('mcpgen.client', 'mcpgen._client'))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
+    code = "import mcpgen; mcpgen.Client; import sys; print('mcpgen.client' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "True"

@@ -4,13 +4,14 @@ The protocol types of every pinned revision live in `mcpgen_types` (generated fr
 the upstream JSON Schemas); `mcpgen.types` re-exports the newest modern revision.
 `Server` serves both eras (2026-07-28 stateless requests and `initialize` sessions);
 `Client` talks to servers of either era over stdio, Streamable HTTP or in memory.
+The names of each side are also in `mcpgen.server` and `mcpgen.client`; this package
+exports both, with the error types they share and the proxy.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mcpgen._api import Server
 from mcpgen._errors import (
     ClientError,
     ConfigurationError,
@@ -24,30 +25,35 @@ from mcpgen._errors import (
     TransportError,
     TransportTimeoutError,
 )
-from mcpgen._server import CacheHint, Channel, Session
-from mcpgen._server._apps import APP_MIME_TYPE, UI_EXTENSION
-from mcpgen._server._call import RequestInfo
-from mcpgen._server._content import (
+from mcpgen.server import (
+    APP_MIME_TYPE,
+    UI_EXTENSION,
+    CacheHint,
+    CallNext,
+    Channel,
+    Context,
+    Elicited,
+    Header,
+    InputRequired,
+    Middleware,
+    MiddlewareContext,
+    NotificationContext,
+    RequestInfo,
+    Server,
+    Session,
     audio,
+    elicit_form,
+    elicit_url,
     embedded_blob,
     embedded_text,
     image,
+    list_roots,
     resource_link,
+    sample,
     structured,
     text,
     tool_error,
 )
-from mcpgen._server._context import (
-    Context,
-    InputRequired,
-    elicit_form,
-    elicit_url,
-    list_roots,
-    sample,
-)
-from mcpgen._server._defs import Header
-from mcpgen._server._elicited import Elicited
-from mcpgen._server._middleware import CallNext, Middleware, MiddlewareContext, NotificationContext
 
 __all__ = [
     "APP_MIME_TYPE",
@@ -113,24 +119,25 @@ __all__ = [
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from mcpgen._api_apps import App, tool_app
-    from mcpgen._api_client import Client
-    from mcpgen._api_lists import ReadResult
-    from mcpgen._api_tasks import ToolTask
-    from mcpgen._callbacks import (
+    from mcpgen.client import (
+        App,
         CallbackError,
-        ElicitationCallback,
-        LogCallback,
-        ProgressCallback,
-        RootsCallback,
-        SamplingCallback,
-    )
-    from mcpgen._client import TaskCancelledError, TaskFailedError, VerdictCache
-    from mcpgen._client_side._middleware import (
+        Client,
         ClientCallNext,
         ClientMiddleware,
         ClientRequest,
+        ElicitationCallback,
+        LogCallback,
+        ProgressCallback,
+        ReadResult,
         RetryPolicy,
+        RootsCallback,
+        SamplingCallback,
+        TaskCancelledError,
+        TaskFailedError,
+        ToolTask,
+        VerdictCache,
+        tool_app,
     )
     from mcpgen.proxy import Proxy
 
@@ -165,11 +172,8 @@ def __getattr__(name: str) -> Any:
         globals()["Proxy"] = Proxy
         return Proxy
     if name in _CLIENT_SIDE:  # loaded on first use: a server does not pay for the client
-        from mcpgen import _api_apps, _api_client, _api_tasks, _callbacks, _client  # noqa: PLC0415
-        from mcpgen._client_side import _middleware  # noqa: PLC0415
+        from mcpgen import client  # noqa: PLC0415 (lazy)
 
-        for module in (_api_apps, _api_client, _api_tasks, _callbacks, _client, _middleware):
-            if hasattr(module, name):
-                globals()[name] = value = getattr(module, name)
-                return value
+        globals()[name] = value = getattr(client, name)
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

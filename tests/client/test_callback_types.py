@@ -89,7 +89,7 @@ def test_the_protocols_are_exported_lazily_with_the_client_side() -> None:
     names = {"CallbackError", "ElicitationCallback", "LogCallback", "ProgressCallback"}
     names |= {"RootsCallback", "SamplingCallback"}
     assert names <= set(mcpgen.__all__)
-    from mcpgen import _callbacks
+    from mcpgen.client import _callbacks
 
     for name in names:
         assert getattr(mcpgen, name) is getattr(_callbacks, name)

@@ -16,19 +16,8 @@ CLIENT = sorted(
     [
         *(PACKAGE / "_client").glob("*.py"),
         *(PACKAGE / "cli").glob("*.py"),
-        *(
-            PACKAGE / name
-            for name in (
-                "_api_client.py",
-                "_api_lists.py",
-                "_api_options.py",
-                "_api_tasks.py",
-                "_callbacks.py",
-                "_connection.py",
-                "_errors.py",
-                "_listen.py",
-            )
-        ),
+        *(PACKAGE / "client").glob("*.py"),
+        PACKAGE / "_errors.py",
         *(
             PACKAGE / "transports" / name
             for name in ("_http_link.py", "_link_base.py", "_links.py", "_sse_link.py")

@@ -28,11 +28,11 @@ from typing import Any, TypeVar
 import msgspec
 import typer
 
-from mcpgen._api_apps import App, tool_app
-from mcpgen._api_client import Client
 from mcpgen._errors import McpError
 from mcpgen.cli._progress import Watcher
 from mcpgen.cli._run import Common, client_command, show_content, split
+from mcpgen.client._apps import App, tool_app
+from mcpgen.client._client import Client
 from mcpgen_types import latest as t
 
 __all__ = ["COMMANDS"]

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from mcpgen._callbacks import ElicitationCallback
+from mcpgen.client._callbacks import ElicitationCallback
 from mcpgen_types import latest as t
 
 __all__ = ["answerer", "ask"]

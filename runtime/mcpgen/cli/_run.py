@@ -16,12 +16,12 @@ import msgspec
 import typer
 
 from mcpgen import _protocol as proto
-from mcpgen._api_client import Client, ClientOptions
-from mcpgen._callbacks import ElicitationCallback, LogCallback
-from mcpgen._connection import Era as ClientEra
 from mcpgen._errors import ClientError, ConfigurationError, McpError
 from mcpgen.cli._auth import AuthOpt, HeaderOpt, http_options
 from mcpgen.cli._elicit import answerer
+from mcpgen.client._callbacks import ElicitationCallback, LogCallback
+from mcpgen.client._client import Client, ClientOptions
+from mcpgen.client._connection import Era as ClientEra
 from mcpgen_types import latest as t
 
 __all__ = [

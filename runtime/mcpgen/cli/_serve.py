@@ -20,8 +20,6 @@ from typing import Annotated
 
 import typer
 
-from mcpgen._api import Server
-from mcpgen._api_run import importing_for_serve
 from mcpgen._errors import ConfigurationError
 from mcpgen.cli._serve_auth import (
     AuthOptions,
@@ -36,6 +34,8 @@ from mcpgen.cli._serve_auth import (
     auth_settings,
 )
 from mcpgen.cli._workers import REDIS_ENV, Supervisor, bind, serve_socket, share_state_keys
+from mcpgen.server._run import importing_for_serve
+from mcpgen.server._server import Server
 from mcpgen.stores import InMemoryKeyRing
 
 __all__ = ["load_server", "serve", "split_spec"]

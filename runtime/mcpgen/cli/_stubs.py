@@ -13,9 +13,9 @@ from typing import Annotated
 
 import typer
 
-from mcpgen._api_client import Client
 from mcpgen.cli._drift import check_drift
 from mcpgen.cli._run import Capabilities, Era, Transport, Words, run, split
+from mcpgen.client._client import Client
 
 __all__ = ["stubs"]
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import IO, TYPE_CHECKING
 
-from mcpgen._api import Server
+from mcpgen.server._server import Server
 from mcpgen.stores import InMemoryKeyRing
 
 if TYPE_CHECKING:

@@ -16,12 +16,12 @@ from urllib.parse import quote
 
 import msgspec
 
-from mcpgen._api_client import Client
 from mcpgen._errors import ConfigurationError
 from mcpgen._server._arguments import header_params
 from mcpgen._server._context import Context
 from mcpgen._server._defs import CompletionDef, PromptDef, ResourceDef, TemplateDef, ToolDef
 from mcpgen._server._templates import UriTemplate
+from mcpgen.client._client import Client
 from mcpgen.proxy._input import InputBridge, Progress
 from mcpgen_types import latest as t
 

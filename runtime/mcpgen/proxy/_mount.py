@@ -18,10 +18,10 @@ from typing import Any
 
 import msgspec
 
-from mcpgen._api_client import Client
 from mcpgen._errors import ConfigurationError
 from mcpgen._server._bus import PROMPTS, RESOURCES, TOOLS
 from mcpgen._server._defs import CompletionDef, PromptDef, ResourceDef, TemplateDef, ToolDef
+from mcpgen.client._client import Client
 from mcpgen.proxy._input import InputBridge
 from mcpgen.proxy._mirror import prompt_def, resource_def, template_def, tool_def
 from mcpgen.proxy._pool import Upstreams

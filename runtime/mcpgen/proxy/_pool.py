@@ -26,8 +26,8 @@ from typing import Any
 
 import msgspec
 
-from mcpgen._api_client import Client
 from mcpgen._server._context import Context
+from mcpgen.client._client import Client
 from mcpgen.proxy._input import InputBridge
 
 __all__ = ["ALL_INPUT", "Upstreams", "input_kinds"]

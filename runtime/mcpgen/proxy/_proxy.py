@@ -27,13 +27,13 @@ from typing import Any, Literal
 
 import msgspec
 
-from mcpgen._api import Server
 from mcpgen._errors import ClientError, ConfigurationError, McpError
 from mcpgen._protocol import META_SERVER_INFO
 from mcpgen._server._bus import PROMPTS, RESOURCES, TOOLS
 from mcpgen.proxy._mirror import completion_def
 from mcpgen.proxy._mount import ALL, Mount, Upstream, merge, routed_completion
 from mcpgen.proxy._route import Router
+from mcpgen.server._server import Server
 from mcpgen_types import latest as t
 
 __all__ = ["Proxy", "UpstreamEra"]

@@ -16,7 +16,7 @@ import msgspec
 from mcpgen.stubs._render import ToolSpec, render
 
 if TYPE_CHECKING:
-    from mcpgen._api_client import Client
+    from mcpgen.client._client import Client
 
 __all__ = ["ToolSpec", "generate", "render"]
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from mcpgen._server import Session
 
 if TYPE_CHECKING:
-    from mcpgen._connection import Connection
+    from mcpgen.telemetry._calling import Connection
 
 __all__ = ["ENV", "enabled", "instrument_client", "session_class"]
 

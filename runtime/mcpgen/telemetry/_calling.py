@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from opentelemetry import context as otel_context
 from opentelemetry.trace import SpanKind
 
-from mcpgen._client import Incoming, RequestId
-from mcpgen._connection import Answer, Connection
+from mcpgen._client import ClientCore, Incoming, RequestId
 from mcpgen.telemetry._common import (
     CLIENT_OPERATIONS,
     CLIENT_SESSIONS,
@@ -33,15 +32,35 @@ from mcpgen.telemetry._common import (
     remote_parent,
 )
 from mcpgen.telemetry._logs import current_request, install_log_context
+from mcpgen.transports._link_base import Link
 
-__all__ = ["instrument"]
+__all__ = ["Connection", "instrument"]
 
 _operations = CLIENT_OPERATIONS
 _sessions = CLIENT_SESSIONS
 _book = LinkBook()
 install_log_context("mcpgen.client")
 
+Answer = tuple[Incoming, int | None]  # a request's answer and the HTTP status it came with
 Exchange = Callable[[RequestId, bytes, Mapping[str, str], float | None], Awaitable[Answer]]
+
+
+class Connection(Protocol):
+    """What is watched of a client's connection (`mcpgen.client`'s `Connection`, which
+    this package sits below): its exchange, its link's `send`, its close, and how it
+    serves a server's request."""
+
+    link: Link
+    core: ClientCore
+    closed: bool
+
+    async def _exchange(
+        self, rid: RequestId, frame: bytes, headers: Mapping[str, str], timeout: float | None
+    ) -> Answer: ...
+
+    async def _serve_request(self, incoming: Incoming) -> None: ...
+
+    async def close(self) -> None: ...
 
 
 def _attrs(connection: Connection) -> dict[str, Any]:

@@ -19,13 +19,21 @@ from msgspec import UNSET
 
 from mcpgen import _protocol as proto
 from mcpgen._client._cache import CacheKey, ResultCache
-from mcpgen._connection import Connection, log
 from mcpgen._errors import McpError
 from mcpgen._wrap import unwrap_schema, wrapped
+from mcpgen.client._connection import Connection, log
 from mcpgen_types import latest as t
 from mcpgen_types._base import UnsetType
 
-__all__ = ["ReadResult", "Unwrapper", "cached", "concrete", "header_checked", "pages"]
+__all__ = [
+    "ReadResult",
+    "Unwrapper",
+    "cached",
+    "concrete",
+    "header_checked",
+    "headers_known",
+    "pages",
+]
 
 Request = Callable[[str, dict[str, Any]], Awaitable[msgspec.Struct]]
 
@@ -82,6 +90,20 @@ def header_checked(connection: Connection, tools: list[t.Tool]) -> list[t.Tool]:
             continue
         kept.append(tool)
     return kept
+
+
+async def headers_known(
+    connection: Connection, tool: str, list_tools: Callable[[], Awaitable[object]]
+) -> None:
+    """Before calling `tool` over modern HTTP: list the tools once if its header
+    annotations are not known yet (a failing list is left to the call to meet)."""
+    if (
+        connection.link.http
+        and connection.core.era == "modern"
+        and tool not in connection.tool_headers
+    ):
+        with contextlib.suppress(McpError):
+            await list_tools()
 
 
 class ReadResult(msgspec.Struct, kw_only=True):

@@ -33,7 +33,7 @@ from mcpgen._server._bus import RESOURCE, ChangeEvent
 from mcpgen._server._call import Call, OwnReader
 from mcpgen._server._defs import CompletionDef, PromptDef, ResourceDef, TemplateDef, ToolDef
 from mcpgen._server._templates import UriTemplate
-from mcpgen._server_side._apps import linked_meta, renamed_contents
+from mcpgen.server._apps import linked_meta, renamed_contents
 from mcpgen.transports._lifespan import Lifespan, LifespanFactory
 from mcpgen_types import latest as t
 

@@ -21,11 +21,11 @@ from typing import Any, Final
 
 import msgspec
 
-from mcpgen._callbacks import Callbacks
 from mcpgen._client import Done, NeedInput, TaskWatch, Wait
 from mcpgen._client._tasks import get_result, status_of
-from mcpgen._connection import Connection
 from mcpgen._errors import ConfigurationError
+from mcpgen.client._callbacks import Callbacks
+from mcpgen.client._connection import Connection
 from mcpgen_types import ext_tasks as x
 from mcpgen_types import latest as t
 

@@ -1,45 +1,35 @@
-"""The public Server: decorators to register features, and the core it builds."""
+"""The public Server: how it is configured, the core it builds, composition, change
+notifications and serving. Registering features (the decorators, `add_*`, `remove_*`)
+is its base class's, `mcpgen.server._features.Features`."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Unpack
 
-import msgspec
-from msgspec import UNSET
-
-from mcpgen._api_registry import (
-    with_completion,
-    with_prompt,
-    with_resource,
-    with_template,
-    with_tool,
-    without,
-)
-from mcpgen._api_run import run_http, run_stdio
-from mcpgen._api_setup import milliseconds, redis_stores, served_stores, spawn, worker_threads
 from mcpgen._errors import ConfigurationError
 from mcpgen._server import CacheHint, Channel, Registry, ServerCore, Session
-from mcpgen._server._apps import UI_EXTENSION, AppSource
 from mcpgen._server._bus import PROMPTS, RESOURCE, RESOURCES, TOOLS, ChangeEvent
-from mcpgen._server._defs import (
-    PromptOptions,
-    ResourceOptions,
-    TemplateOptions,
-    ToolOptions,
-    app_resource,
-)
 from mcpgen._server._methods import read_own
 from mcpgen._server._middleware import Middleware, added, adopted, serving
 from mcpgen._server._state import Sealer
-from mcpgen._server_side._mount import Watcher, holding, imported, mounting
-from mcpgen._server_side._transform import TransformOptions, with_transformed
+from mcpgen.server._features import Features
+from mcpgen.server._mount import Watcher, holding, imported, mounting
+from mcpgen.server._run import run_http, run_stdio
+from mcpgen.server._setup import (
+    core_options,
+    implementation,
+    redis_stores,
+    served_stores,
+    spawn,
+    worker_threads,
+)
+from mcpgen.server._transform import TransformOptions, with_transformed
 from mcpgen.stores import Bus, KeyRing, TaskStore
 from mcpgen.telemetry import session_class
 from mcpgen.transports._lifespan import Lifespan, LifespanFactory
 from mcpgen_types import latest as t
-from mcpgen_types.ext_apps import McpUiResourceMeta
 
 if TYPE_CHECKING:
     from mcpgen.stores.redis import RedisStores
@@ -48,10 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["Server"]
 
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-class Server:
+class Server(Features):
     """An MCP server for both eras: modern (2026-07-28, stateless) and legacy
     (`initialize` sessions, 2024-11-05 ... 2025-11-25), over any transport.
 
@@ -106,28 +93,17 @@ class Server:
         telemetry: bool | None = None,
         middleware: Sequence[Middleware] = (),
     ) -> None:
-        if page_size < 1:
-            raise ConfigurationError("page_size must be at least 1")
-        self._task_ttl_ms = (
-            None if task_ttl_seconds is None else milliseconds(task_ttl_seconds, "task_ttl_seconds")
+        self._core_options = core_options(
+            page_size,
+            cache,
+            mask_errors,
+            logging,
+            task_ttl_seconds,
+            task_poll_seconds,
+            max_tasks_per_client,
         )
-        self._task_poll_ms = milliseconds(task_poll_seconds, "task_poll_seconds")
-        if max_tasks_per_client is not None and max_tasks_per_client < 1:
-            raise ConfigurationError("max_tasks_per_client must be at least 1 (or None)")
-        self._max_tasks = max_tasks_per_client
-        self.info = t.Implementation(
-            name=name,
-            version=version,
-            title=title if title is not None else UNSET,
-            description=description if description is not None else UNSET,
-            website_url=website_url if website_url is not None else UNSET,
-            icons=icons if icons is not None else UNSET,
-        )
+        self.info = implementation(name, version, title, description, website_url, icons)
         self.instructions = instructions
-        self._page_size = page_size
-        self._cache = dict(cache or {})
-        self._mask_errors = mask_errors
-        self._logging = logging
         self._extensions = dict(extensions or {})
         if keys is not None and state_keys:
             raise ConfigurationError("pass either keys or state_keys, not both")
@@ -157,20 +133,14 @@ class Server:
                 instructions=self.instructions,
                 registry=self._registry,
                 sealer=self._sealer,
-                cache=self._cache,
-                page_size=self._page_size,
-                mask_errors=self._mask_errors,
-                logging=self._logging,
                 extensions=self._extensions,
                 bus=self._bus,
                 spawn=spawn,
                 loop=asyncio.get_running_loop,
                 task_store=self._task_store,
-                task_ttl_ms=self._task_ttl_ms,
-                task_poll_ms=self._task_poll_ms,
-                max_tasks_per_client=self._max_tasks,
                 run_sync=self._threads,
                 read=read_own,
+                **self._core_options,
             )
             self._core.lifespan = self._lifespan_value
             self._core.use(*serving(self._middleware))
@@ -194,147 +164,6 @@ class Server:
         """Build the core now, freezing the registry snapshot (an HTTP app does this at
         startup; later registrations swap in a new snapshot and notify clients)."""
         _ = self.core
-
-    def _update(self, kind: str, **changes: Any) -> None:
-        self._swap(kind, msgspec.structs.replace(self._registry, **changes))
-
-    def _swap(self, kind: str, registry: Registry) -> None:
-        previous, self._registry = self._registry, registry
-        try:
-            for watcher in self._watchers:  # mounted: the parents serve the change too
-                watcher.changed(kind)
-        except ConfigurationError:
-            self._registry = previous  # a name a parent already serves: nothing changes
-            raise
-        if self._core is not None:  # serving: swap the snapshot, tell listeners
-            self._core.swap(registry, [kind])
-
-    # -- tools -------------------------------------------------------------------------------
-    @overload
-    def tool(self, fn: F, /) -> F: ...
-    @overload
-    def tool(self, fn: None = None, /, **options: Unpack[ToolOptions]) -> Callable[[F], F]: ...
-
-    def tool(self, fn: F | None = None, /, **options: Unpack[ToolOptions]) -> F | Callable[[F], F]:
-        """Register a tool, as `@server.tool` or `@server.tool(...)`. Options (`ToolOptions`):
-        name, title, description, annotations, input_schema (a raw JSON Schema; needs
-        jsonschema-rs), output_schema, icons, meta, task, detach, tags, timeout (seconds).
-
-        `task="optional"`: when the request declares the Tasks extension the call runs
-        as a task (the client gets a CreateTaskResult at once and polls it); otherwise
-        as an ordinary call. `task="required"`: only as a task (-32021 for a client
-        without the extension). With `detach=True` (async handlers) the handler runs
-        inside the request, input-required rounds included, until it awaits
-        `ctx.detach()`; only then does the client get the task."""
-
-        def register(f: F) -> F:
-            self.add_tool(f, **options)
-            return f
-
-        return register(fn) if fn is not None else register
-
-    def add_tool(self, fn: Callable[..., Any], **options: Unpack[ToolOptions]) -> None:
-        """Register `fn` as a tool; the options are those of `tool`."""
-        self._swap(TOOLS, with_tool(self._registry, fn, options))
-
-    def remove_tool(self, name: str) -> None:
-        """Unregister tool `name`; connected clients are told the list changed."""
-        self._swap(TOOLS, without(self._registry, "tools", name, "tool"))
-
-    # -- resources ---------------------------------------------------------------------------
-    def resource(self, uri: str, **options: Unpack[ResourceOptions]) -> Callable[[F], F]:
-        """Register a resource read by the decorated function (returns str, bytes or
-        contents). Options (`ResourceOptions`): name, title, description, mime_type, size,
-        annotations, icons, meta."""
-
-        def register(f: F) -> F:
-            self._swap(RESOURCES, with_resource(self._registry, uri, f, options))
-            return f
-
-        return register
-
-    def add_resource(
-        self, uri: str, content: str | bytes, **options: Unpack[ResourceOptions]
-    ) -> None:
-        """Register a static resource (text or bytes); the options are those of `resource`."""
-        self._swap(RESOURCES, with_resource(self._registry, uri, None, options, content))
-
-    def add_app_resource(
-        self,
-        uri: str,
-        source: AppSource,
-        *,
-        ui: McpUiResourceMeta | None = None,
-        **options: Unpack[ResourceOptions],
-    ) -> None:
-        """Register an MCP App: the HTML a host renders in a sandboxed frame for the tools
-        linked to it (`@server.tool(app=uri)`). `source` is the HTML, a `Path` to a file
-        (read at every read) or a function returning it (sync or async); `ui` what the
-        host should allow the frame (CSP domains, permissions, its own origin, a border).
-        The resource is served as `text/html;profile=mcp-app` with `_meta.ui`, in the list
-        and on every read, and the server declares the extension. Other options are those
-        of `resource` (name, title, description, scopes, ...)."""
-        reader, resource = app_resource(uri, source, ui, options)
-        self._extensions.setdefault(UI_EXTENSION, {})
-        self._swap(RESOURCES, with_resource(self._registry, uri, reader, resource))
-
-    def remove_resource(self, uri: str) -> None:
-        """Unregister the resource at `uri`; connected clients are told the list changed."""
-        self._swap(RESOURCES, without(self._registry, "resources", uri, "resource"))
-
-    def resource_template(
-        self, uri_template: str, **options: Unpack[TemplateOptions]
-    ) -> Callable[[F], F]:
-        """Register a resource template (RFC 6570 levels 1-3); the function receives the
-        template's variables as keyword arguments. Exact resources win over templates.
-        Options (`TemplateOptions`): name, title, description, mime_type, annotations,
-        icons, meta."""
-
-        def register(f: F) -> F:
-            self._swap(RESOURCES, with_template(self._registry, uri_template, f, options))
-            return f
-
-        return register
-
-    # -- prompts -----------------------------------------------------------------------------
-    @overload
-    def prompt(self, fn: F, /) -> F: ...
-    @overload
-    def prompt(self, fn: None = None, /, **options: Unpack[PromptOptions]) -> Callable[[F], F]: ...
-
-    def prompt(
-        self, fn: F | None = None, /, **options: Unpack[PromptOptions]
-    ) -> F | Callable[[F], F]:
-        """Register a prompt, as `@server.prompt` or `@server.prompt(...)`; its parameters
-        are the prompt's (string) arguments. Return a string, PromptMessage(s) or content
-        blocks. Options (`PromptOptions`): name, title, description, icons, meta."""
-
-        def register(f: F) -> F:
-            self._swap(PROMPTS, with_prompt(self._registry, f, options))
-            return f
-
-        return register(fn) if fn is not None else register
-
-    # -- completions -------------------------------------------------------------------------
-    def completion(
-        self,
-        *,
-        prompt: str | None = None,
-        resource_template: str | None = None,
-        threaded: bool = True,
-    ) -> Callable[[F], F]:
-        """Register argument completion. With `prompt=` or `resource_template=` the function
-        is `(argument, value, context) -> list[str]`; with neither it is the fallback
-        `(ref, argument, value, context)`. `threaded=False`: a sync function runs on the
-        event loop's thread."""
-        if prompt is not None and resource_template is not None:
-            raise ConfigurationError("complete either a prompt or a resource template")
-
-        def register(f: F) -> F:
-            self._swap("", with_completion(self._registry, f, prompt, resource_template, threaded))
-            return f
-
-        return register
 
     # -- change notifications ------------------------------------------------------------------
     def _publish(self, event: ChangeEvent) -> None:

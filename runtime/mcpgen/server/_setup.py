@@ -1,5 +1,6 @@
 """The `Server` constructor's options that need more than storing: checked and turned
-into what the server holds (milliseconds, the Redis stores, the worker threads).
+into what the server holds (its implementation info, the core's paging and task options
+in milliseconds, the Redis stores, the worker threads).
 
 Each check raises `ConfigurationError` when the server is built, so a wrong option
 stops a program at startup rather than at its first request.
@@ -9,17 +10,30 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any
+from collections.abc import Coroutine, Mapping
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from msgspec import UNSET
 
 from mcpgen._errors import ConfigurationError
+from mcpgen._server import CacheHint
 from mcpgen.transports._workers import ThreadRunner
+from mcpgen_types import latest as t
 
 if TYPE_CHECKING:
     from mcpgen.auth import AuthSettings
     from mcpgen.stores.redis import RedisStores
 
-__all__ = ["milliseconds", "redis_stores", "served_stores", "spawn", "worker_threads"]
+__all__ = [
+    "CoreOptions",
+    "core_options",
+    "implementation",
+    "milliseconds",
+    "redis_stores",
+    "served_stores",
+    "spawn",
+    "worker_threads",
+]
 
 
 def spawn(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
@@ -32,6 +46,65 @@ def milliseconds(seconds: float, what: str) -> int:
     if seconds <= 0:
         raise ConfigurationError(f"{what} must be positive")
     return max(1, round(seconds * 1000))
+
+
+class CoreOptions(TypedDict):
+    """The options a server builds its core with, as the core takes them."""
+
+    page_size: int
+    cache: dict[str, CacheHint]
+    mask_errors: bool
+    logging: bool
+    task_ttl_ms: int | None
+    task_poll_ms: int
+    max_tasks_per_client: int | None
+
+
+def core_options(
+    page_size: int,
+    cache: Mapping[str, CacheHint] | None,
+    mask_errors: bool,
+    logging: bool,
+    task_ttl_seconds: float | None,
+    task_poll_seconds: float,
+    max_tasks_per_client: int | None,
+) -> CoreOptions:
+    """The paging, caching, error and task options, checked (in that order) and in the
+    core's units (a copy of `cache`; the task durations in milliseconds)."""
+    if page_size < 1:
+        raise ConfigurationError("page_size must be at least 1")
+    ttl = None if task_ttl_seconds is None else milliseconds(task_ttl_seconds, "task_ttl_seconds")
+    poll = milliseconds(task_poll_seconds, "task_poll_seconds")
+    if max_tasks_per_client is not None and max_tasks_per_client < 1:
+        raise ConfigurationError("max_tasks_per_client must be at least 1 (or None)")
+    return CoreOptions(
+        page_size=page_size,
+        cache=dict(cache or {}),
+        mask_errors=mask_errors,
+        logging=logging,
+        task_ttl_ms=ttl,
+        task_poll_ms=poll,
+        max_tasks_per_client=max_tasks_per_client,
+    )
+
+
+def implementation(
+    name: str,
+    version: str,
+    title: str | None,
+    description: str | None,
+    website_url: str | None,
+    icons: list[t.Icon] | None,
+) -> t.Implementation:
+    """What the server says it is; an option not given is left out."""
+    return t.Implementation(
+        name=name,
+        version=version,
+        title=title if title is not None else UNSET,
+        description=description if description is not None else UNSET,
+        website_url=website_url if website_url is not None else UNSET,
+        icons=icons if icons is not None else UNSET,
+    )
 
 
 def redis_stores(url: str | RedisStores | None, keyed: bool) -> RedisStores | None:

@@ -12,8 +12,8 @@ import contextlib
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from mcpgen._connection import Connection, Note, Stream
 from mcpgen._errors import ClientError, ConfigurationError, McpError
+from mcpgen.client._connection import Connection, Note, Stream
 from mcpgen_types import latest as t
 
 __all__ = ["changes", "session_notifications", "subscription"]

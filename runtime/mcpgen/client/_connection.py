@@ -1,10 +1,10 @@
 """The client's engine under `mcpgen.Client`: one connection to one server, I/O only.
 
-It drives era selection (the probe, the handshake, cached verdicts, the switch to an
-older transport a link offers), pumps inbound frames to the requests waiting for them,
-runs input rounds (modern) and answers server requests (legacy) with the user's
-callbacks. Every protocol decision is the sans-I/O core's (`mcpgen._client`): which
-era a probe found, which refused request is sent again, what a frame is.
+It drives era selection (`_era_selection`: the probe, the handshake, cached verdicts,
+the switch to an older transport a link offers), pumps inbound frames to the requests
+waiting for them, runs input rounds (modern) and answers server requests (legacy) with
+the user's callbacks. Every protocol decision is the sans-I/O core's (`mcpgen._client`):
+which era a probe found, which refused request is sent again, what a frame is.
 """
 
 from __future__ import annotations
@@ -14,12 +14,11 @@ import contextlib
 import itertools
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from typing import Any, Literal, Self
+from typing import Any, Self
 
 import msgspec
 
 from mcpgen import _protocol as proto
-from mcpgen._callbacks import Callbacks, ProgressCallback, notify
 from mcpgen._client import (
     ClientCore,
     Done,
@@ -28,21 +27,20 @@ from mcpgen._client import (
     RequestId,
     Retry,
     RoundTrip,
-    Verdict,
     VerdictCache,
-    initialize_refused,
 )
 from mcpgen._client._cache import ResultCache
 from mcpgen._errors import (
     ClientError,
     ConfigurationError,
     ConnectionClosedError,
-    HttpStatusError,
     McpError,
     ProtocolViolationError,
     RequestTimeoutError,
     TransportError,
 )
+from mcpgen.client._callbacks import Callbacks, ProgressCallback, notify
+from mcpgen.client._era_selection import Answer, Era, select_era
 from mcpgen.transports._background import start_kept
 from mcpgen.transports._link_base import Link
 from mcpgen_types import latest as t
@@ -50,8 +48,6 @@ from mcpgen_types import latest as t
 __all__ = ["Connection", "Era", "Note", "Stream"]
 
 log = logging.getLogger("mcpgen.client")
-Era = Literal["auto", "modern", "legacy"]
-Answer = tuple[Incoming, int | None]  # a request's answer and the HTTP status it came with
 Note = msgspec.Struct | dict[str, Any]  # a server notification (typed when it fits a type)
 # A listen stream's notifications, then None at its end (or the failure that ended it).
 Stream = asyncio.Queue[Note | ClientError | McpError | None]
@@ -132,88 +128,8 @@ class Connection:
             self._watchdog.cancel()
             self._watchdog = None
 
-    # -- era selection ----------------------------------------------------------------------------
-    async def _select_era(self) -> None:
-        if self.era_choice == "modern":
-            self.core.adopt_modern()
-            return
-        if self.era_choice == "legacy" or self.link.legacy_only:
-            await self._initialize(remember=self.era_choice == "auto")
-            return
-        key = self.link.key()
-        cached = self.verdicts.get(key)
-        if cached is not None:
-            if cached.era == "sse":  # straight to the older transport
-                with contextlib.suppress(ClientError):
-                    await self._fall_back("")
-            if cached.era == "legacy" or self.link.legacy_only:
-                # Using a verdict does not renew it: only a probe does, after its TTL.
-                await self._initialize(cached.version)
-                return
-            if cached.era == "modern":
-                self.core.adopt_modern(cached.version)
-                with contextlib.suppress(McpError, ClientError, TimeoutError):
-                    await self.discover()
-                    return
-            self.verdicts.forget(key)  # the cached assumption failed: probe again
-        await self._probe()
-
-    async def _fall_back(self, why: str) -> bool:
-        """Replace the link by its older transport's, if it offers one."""
-        older = await self.link.fall_back(self._attach, why)
-        if older is None:
-            return False
-        self.link = older
-        return True
-
-    async def _probe(self, version: str | None = None) -> None:
-        rid, sent, frame = self.core.request("server/discover", {}, version=version or proto.LATEST)
-        headers = self.core.headers("server/discover", sent)
-        try:
-            incoming, status = await self._exchange(rid, frame, headers, self.probe_timeout)
-        except TimeoutError:  # silent legacy servers never answer
-            verdict = self.core.probe_verdict(error={})
-        except HttpStatusError as exc:  # refused without a JSON-RPC answer: not modern
-            verdict = self.core.probe_verdict(error={}, http_status=exc.status)
-        else:
-            if incoming.kind == "response":
-                verdict = self.core.probe_verdict(result=incoming.result)
-            else:
-                verdict = self.core.probe_verdict(error=incoming.error, http_status=status)
-        if verdict.era == "retry" and version is None:
-            await self._probe(verdict.version)
-            return
-        if verdict.era == "modern":
-            self.verdicts.put(self.link.key(), Verdict("modern", self.core.version))
-            return
-        await self._initialize(remember=True)
-
-    async def _initialize(self, version: str | None = None, *, remember: bool = False) -> None:
-        rid, frame = self.core.initialize(version)
-        failure: HttpStatusError | None = None
-        why: str | None = None
-        try:
-            incoming, status = await self._exchange(rid, frame, {}, self.timeout)
-        except HttpStatusError as exc:  # refused without a JSON-RPC answer
-            if not initialize_refused(exc.status, False):
-                raise
-            failure, why = exc, f"initialize answered HTTP {exc.status}"
-        else:
-            if incoming.kind == "error" and initialize_refused(status, incoming.id == rid):
-                why = f"initialize answered HTTP {status} ({(incoming.error or {}).get('message')})"
-        if why is not None:  # era detection's last step: an older transport may be there
-            if not await self._fall_back(why):
-                raise failure or self.core.raise_error(incoming.error or {})
-            rid, frame = self.core.initialize(version)
-            incoming, _ = await self._exchange(rid, frame, {}, self.timeout)
-        if incoming.kind != "response":
-            raise self.core.raise_error(incoming.error or {})
-        initialized = self.core.on_initialize(incoming.result)
-        await self.link.send(initialized, self.core.headers("notifications/initialized", {}))
-        if remember:  # only what a probe learned is cached; a pinned era says nothing
-            era: Literal["sse", "legacy"] = "sse" if self.link.legacy_only else "legacy"
-            self.verdicts.put(self.link.key(), Verdict(era, self.core.version))
-        await self.link.session_started(self.core.version)
+    async def _select_era(self) -> None:  # replaced per connection by a RetryPolicy
+        await select_era(self)
 
     # -- the message pump -------------------------------------------------------------------------
     def _on_message(self, frame: bytes, status: int | None, request_id: RequestId | None) -> None:

@@ -27,7 +27,6 @@ from typing import Any, Protocol, TypeAlias, TypeVar
 
 import msgspec
 
-from mcpgen._connection import Connection
 from mcpgen._errors import (
     ConfigurationError,
     ConnectError,
@@ -35,6 +34,7 @@ from mcpgen._errors import (
     RequestTimeoutError,
     TransportTimeoutError,
 )
+from mcpgen.client._connection import Connection
 
 __all__ = [
     "IDEMPOTENT",

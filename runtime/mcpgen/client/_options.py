@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
-from mcpgen._callbacks import (
+from mcpgen._client import VerdictCache
+from mcpgen.client._callbacks import (
     ElicitationCallback,
     LogCallback,
     RootsCallback,
     SamplingCallback,
 )
-from mcpgen._client import VerdictCache
-from mcpgen._client_side._middleware import ClientMiddleware, RetryPolicy
-from mcpgen._connection import Era
+from mcpgen.client._connection import Era
+from mcpgen.client._middleware import ClientMiddleware, RetryPolicy
 
 __all__ = ["ClientOptions", "PageOptions"]
 
