@@ -45,6 +45,7 @@ from mcpgen.transports._asgi import (
 )
 from mcpgen.transports._background import start_kept
 from mcpgen.transports._cors import answered, with_cors
+from mcpgen.transports._drain import drain
 from mcpgen.transports._health import off_endpoint
 from mcpgen.transports._http_auth import auth_gate, refuse
 from mcpgen.transports._lifespan import AppLifespan
@@ -190,21 +191,15 @@ class McpAsgiApp:
         elif kind == "lifespan":
             await self.life.serve(receive, send)
 
-    async def shutdown(self) -> None:
-        """Final results to every listen stream, then let open responses end."""
+    async def shutdown(self, busy: Callable[[], bool] | None = None) -> None:
+        """Drain (`_drain`): streams that only wait end at once, in-flight work and
+        tasks get `shutdown_grace_seconds` (while `busy()` says requests are still
+        answered), then what still runs is cancelled."""
         if self.stopping:
             return
         self.stopping = True
+        await drain(self, self.options.shutdown_grace_seconds, busy)
         self.server.close()
-        if self.legacy_sse is not None:
-            self.legacy_sse.close()
-        pending = [s for s in self.streams if not s.closed]
-        if pending:
-            deadline = asyncio.get_running_loop().time() + self.options.shutdown_grace_seconds
-            while (
-                any(not s.closed for s in pending) and asyncio.get_running_loop().time() < deadline
-            ):
-                await asyncio.sleep(0.01)
         for task in list(self.tasks):
             task.cancel()
         await self.life.stop()  # the server's lifespan ends after the app's work

@@ -1,0 +1,105 @@
+"""SIGTERM drains one worker (`mcpgen serve ... --fd K`, as the supervisor runs it): it
+stops accepting at once, lets the request in flight finish, finishes the tasks that can
+finish within its drain time and cancels the others with a status message saying why
+(their records written before it exits), and exits 0. The tools wait for a file the test
+creates, so nothing here depends on how fast the machine is."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from mcpgen import Client, ToolTask
+from tests.scale.drain_worker import refused, worker
+from tests.scale.harness import KEY, fresh_redis_url
+from tests.scale.wire import frame
+
+MODERN = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "tools/call",
+}
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def _call(url: str, name: str, arguments: dict[str, Any]) -> httpx.Response:
+    params = {"name": name, "arguments": arguments, "_meta": META}
+    headers = {**MODERN, "mcp-name": name}
+    return httpx.post(url, content=frame(1, "tools/call", params), headers=headers, timeout=60)
+
+
+def _until(condition: Any, seconds: float = 30.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_sigterm_finishes_the_request_in_flight_refuses_new_connections_and_exits_0(
+    tmp_path: Path,
+) -> None:
+    gate = tmp_path / "open"
+    with worker(tmp_path, drain=30) as running, concurrent.futures.ThreadPoolExecutor(1) as pool:
+        in_flight = pool.submit(_call, running.url, "gate", {"path": str(gate)})
+        time.sleep(0.5)  # the request reached the worker (it waits for the gate)
+        assert not in_flight.done()
+        began = time.monotonic()
+        running.proc.send_signal(15)
+        # New connections are refused while the request is still being answered.
+        assert _until(lambda: refused(running.port)), "the worker still accepts"
+        assert not in_flight.done() and running.proc.poll() is None
+        gate.touch()
+        answer = in_flight.result(timeout=60)
+        status = running.proc.wait(timeout=60)
+    assert answer.status_code == 200, answer.text
+    assert json.loads(answer.text)["result"]["content"][0]["text"] == "passed open"
+    assert status == 0
+    assert time.monotonic() - began < 30  # it did not wait out its drain time
+    log = (tmp_path / "worker.log").read_text()
+    assert "Traceback" not in log, log
+
+
+@pytest.mark.needs_redis
+def test_tasks_finish_within_the_drain_time_or_end_cancelled_saying_why(tmp_path: Path) -> None:
+    """Two tasks run in the worker when it gets SIGTERM: the one that can finish within
+    the drain time completes; the other is cancelled when the drain time runs out, with a
+    status message naming the cause. Another worker on the same Redis reads both."""
+    env = {"MCPGEN_REDIS_URL": fresh_redis_url(), "MCPGEN_STATE_KEYS": KEY}
+    short, long = tmp_path / "short", tmp_path / "long"
+
+    async def start(url: str) -> tuple[str, str]:
+        async with Client.http(url, era="modern") as client:
+            first = await client.call_tool("job", {"path": str(short)}, task=True)
+            second = await client.call_tool("job", {"path": str(long)}, task=True)
+            assert isinstance(first, ToolTask) and isinstance(second, ToolTask)
+            return first.id, second.id
+
+    async def read(url: str, ids: tuple[str, ...]) -> list[Any]:
+        async with Client.http(url, era="modern") as client:
+            return [await client.get_task(task_id) for task_id in ids]
+
+    with worker(tmp_path, drain=3, env=env) as first_worker:
+        ids = asyncio.run(start(first_worker.url))
+        first_worker.proc.send_signal(15)
+        assert _until(lambda: refused(first_worker.port))
+        short.touch()  # finishes within the drain time; `long` never does
+        assert first_worker.proc.wait(timeout=60) == 0
+    with worker(tmp_path, drain=3, env=env) as second_worker:
+        done, cancelled = asyncio.run(read(second_worker.url, ids))
+    assert done.status == "completed", done
+    assert cancelled.status == "cancelled", cancelled
+    assert "the worker running it stopped" in (cancelled.status_message or "")
+    assert "drain time 3 s" in (cancelled.status_message or "")
