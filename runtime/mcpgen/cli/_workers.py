@@ -259,6 +259,8 @@ class Supervisor:
                 proc.wait()
         for worker in self._workers:
             worker.close()
+        said = ", ".join(f"{proc.pid}: {proc.returncode}" for proc in procs)
+        self._say(f"workers stopped (pid: status) {said}")
 
 
 def _watch_parent() -> None:
