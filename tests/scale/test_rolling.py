@@ -125,8 +125,7 @@ def test_rolling_all_workers_under_load_drops_nothing(tmp_path: Path) -> None:
     assert numbers == list(range(numbers[0], numbers[0] + len(numbers))), numbers
     assert load.reconnects >= 1  # its worker was rolled: it resumed on another
     # Listen streams end with their final result when their worker drains.
-    assert all(how == "result" for how in load.listens), load.listens
-    assert len(load.listens) >= 2
+    assert load.listens and all(how == "result" for how in load.listens), load.listens
     # Tasks: the short ones completed wherever they ran; the long one did not lie.
     assert short and all(s.status == "completed" for s in short), short
     assert long_status.status == "cancelled", long_status  # type: ignore[attr-defined]
