@@ -103,3 +103,21 @@ def test_tasks_finish_within_the_drain_time_or_end_cancelled_saying_why(tmp_path
     assert cancelled.status == "cancelled", cancelled
     assert "the worker running it stopped" in (cancelled.status_message or "")
     assert "drain time 3 s" in (cancelled.status_message or "")
+
+
+def test_a_request_still_running_when_the_drain_time_ends_gets_a_503_error(
+    tmp_path: Path,
+) -> None:
+    """Past the drain time the request's work is cancelled, and the client is told so
+    (a JSON-RPC error with its id, status 503), never left with an empty answer."""
+    with worker(tmp_path, drain=1) as running, concurrent.futures.ThreadPoolExecutor(1) as pool:
+        in_flight = pool.submit(_call, running.url, "gate", {"path": str(tmp_path / "never")})
+        time.sleep(0.5)
+        running.proc.send_signal(15)
+        answer = in_flight.result(timeout=60)
+        status = running.proc.wait(timeout=60)
+    assert answer.status_code == 503, answer.text
+    error = json.loads(answer.text)
+    assert error["id"] == 1 and error["error"]["code"] == -32603
+    assert "drain time 1 s ran out" in error["error"]["message"]
+    assert status == 0

@@ -19,10 +19,15 @@ client that reconnects reaches another worker, never this one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+import msgspec
+
+from mcpgen import _jsonrpc as rpc
+from mcpgen.transports._asgi import ResponseStream
 from mcpgen.transports._keepalive import end_streams
 
 if TYPE_CHECKING:
@@ -30,13 +35,14 @@ if TYPE_CHECKING:
     from mcpgen._server._task_runner import TaskRunner
     from mcpgen.transports._live import LiveSessions
 
-__all__ = ["CANCELLED_MESSAGE", "Draining", "drain"]
+__all__ = ["CANCELLED_MESSAGE", "Draining", "drain", "stopped_reply", "unanswered"]
 
 log = logging.getLogger("mcpgen.server")
 CANCELLED_MESSAGE = (
     "cancelled: the worker running it stopped before it finished "
     "(drain time {seconds:g} s); run it again"
 )
+_INTERNAL_ERROR = -32603
 _POLL = 0.02
 _WRITE_SECONDS = 5.0  # at most, for the cancelled tasks' records
 
@@ -48,6 +54,20 @@ class _Sessions(Protocol):
 
 class _LegacySse(Protocol):
     def close(self) -> None: ...
+
+
+class _Grace(Protocol):
+    @property
+    def shutdown_grace_seconds(self) -> float: ...
+
+
+class Stopping(Protocol):
+    """An app that may be draining."""
+
+    @property
+    def stopping(self) -> bool: ...
+    @property
+    def options(self) -> _Grace: ...
 
 
 class Draining(Protocol):
@@ -113,3 +133,22 @@ async def _written(runner: TaskRunner, tasks: list[RunningTask], deadline: float
             await asyncio.wait_for(runner.write(live), max(0.1, deadline - loop.time()))
         except Exception as exc:  # a store that is down: the record's ttl ends it
             log.warning("task %s: its final state not written: %s", live.state.id, exc)
+
+
+def unanswered(app: Stopping, channel: ResponseStream, task: asyncio.Future[Any] | None) -> bool:
+    """Work a drain cancelled gets an error reply (True when it was given one now)."""
+    if not (app.stopping and task is not None and task.cancelled() and channel.final is None):
+        return False
+    channel.reply(stopped_reply(channel.body, app.options.shutdown_grace_seconds))
+    return True
+
+
+def stopped_reply(body: bytes | None, seconds: float) -> rpc.ErrorFrame:
+    """The reply to a request whose work the drain cancelled when its time ran out: an
+    error with the request's id, status 503 (the worker is going away)."""
+    request_id: Any = None
+    if body:
+        with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
+            request_id = rpc.readable_id(rpc.decode_frame(body))
+    message = f"the worker stopped before it answered (drain time {seconds:g} s ran out)"
+    return rpc.error_frame(request_id, _INTERNAL_ERROR, message, status=503)

@@ -45,7 +45,7 @@ from mcpgen.transports._asgi import (
 )
 from mcpgen.transports._background import start_kept
 from mcpgen.transports._cors import answered, with_cors
-from mcpgen.transports._drain import drain
+from mcpgen.transports._drain import drain, unanswered
 from mcpgen.transports._health import off_endpoint
 from mcpgen.transports._http_auth import auth_gate, refuse
 from mcpgen.transports._lifespan import AppLifespan
@@ -283,6 +283,7 @@ class McpAsgiApp:
         http_session = found  # None: a fresh core session, a channel only if it goes legacy
         session = self.server.session() if found is None else found.core
         channel = _Stream(self, headers, principal, scope)
+        channel.body = body  # (for the reply to work a drain cancels: its id)
         channel.auth = scope.get("mcpgen.auth")  # the verified token (`_http_auth`)
         channel.peer = peer_of(scope)  # an anonymous client's quotas count against it
         outcome = session.receive(body, channel)
@@ -350,6 +351,7 @@ class McpAsgiApp:
         if silent and await work_or_leave(task, channel.wakeup, receive, on_disconnect):  # type: ignore[arg-type]
             return
         done = task is None or task.done()
+        unanswered(self, channel, task)
         final = channel.final
         if done and final is not None and not (channel.events and sse_ok):
             await json_response(send, final, _status_of(final), extra)
@@ -424,6 +426,8 @@ class McpAsgiApp:
                     await writer.event(channel.final)
                     return
                 if task is not None and task.done():
+                    if unanswered(self, channel, task):
+                        continue
                     if _settled(task) is not DEFERRED:
                         return  # cancelled or nothing to say
                     task = None
