@@ -27,8 +27,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 import msgspec
 
 from mcpgen import _jsonrpc as rpc
+from mcpgen._server import ServerCore
 from mcpgen.transports._asgi import ResponseStream
 from mcpgen.transports._keepalive import end_streams
+from mcpgen.transports._port import ServerPort
 
 if TYPE_CHECKING:
     from mcpgen._server._running import RunningTask
@@ -74,7 +76,7 @@ class Draining(Protocol):
     """What the drain reads of an app (an `McpAsgiApp`)."""
 
     @property
-    def server(self) -> Any: ...
+    def server(self) -> ServerPort: ...
     @property
     def legacy_sessions(self) -> _Sessions: ...
     @property
@@ -83,16 +85,22 @@ class Draining(Protocol):
     def streams(self) -> set[Any]: ...
 
 
-def _runner(server: Any) -> TaskRunner | None:
-    """The server's task runner when it has a core (a `Server`), else None."""
-    tasks = getattr(getattr(server, "core", None), "tasks", None)
-    return tasks if tasks is not None and hasattr(tasks, "running") else None
+def _core(server: ServerPort) -> ServerCore | None:
+    """The server's core when it has one (a `Server` does), else None."""
+    core = getattr(server, "core", None)
+    return core if isinstance(core, ServerCore) else None
+
+
+def _runner(server: ServerPort) -> TaskRunner | None:
+    core = _core(server)
+    return None if core is None else core.tasks
 
 
 def end_open_streams(app: Draining) -> None:
     """The first step: listen, legacy GET and 2024-11-05 SSE streams end now."""
-    if _runner(app.server) is not None:
-        app.server.core.close_listeners()
+    core = _core(app.server)
+    if core is not None:
+        core.close_listeners()
     for live in app.legacy_sessions.live.held():
         end_streams(live)
     if app.legacy_sse is not None:
