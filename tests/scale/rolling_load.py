@@ -22,19 +22,19 @@ from typing import Any
 import httpx
 
 from mcpgen import Client, ToolTask
-from tests.scale.wire import CHANGED, INITIALIZE, INITIALIZED, LEGACY, frame, sse_events
+from tests.scale.wire import (
+    CHANGED,
+    INITIALIZE,
+    INITIALIZED,
+    LEGACY,
+    META,
+    MODERN,
+    frame,
+    sse_events,
+)
 
 RETRIES = 5
 MOST = 5000  # requests per loop, at most
-MODERN = {
-    "content-type": "application/json",
-    "accept": "application/json, text/event-stream",
-    "mcp-protocol-version": "2026-07-28",
-}
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 TERMINAL = {"completed", "failed", "cancelled"}
 
 

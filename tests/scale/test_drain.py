@@ -19,23 +19,12 @@ import pytest
 from mcpgen import Client, ToolTask
 from tests.scale.drain_worker import refused, worker
 from tests.scale.harness import KEY, fresh_redis_url
-from tests.scale.wire import frame
-
-MODERN = {
-    "content-type": "application/json",
-    "accept": "application/json, text/event-stream",
-    "mcp-protocol-version": "2026-07-28",
-    "mcp-method": "tools/call",
-}
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
+from tests.scale.wire import META, MODERN, frame
 
 
 def _call(url: str, name: str, arguments: dict[str, Any]) -> httpx.Response:
     params = {"name": name, "arguments": arguments, "_meta": META}
-    headers = {**MODERN, "mcp-name": name}
+    headers = {**MODERN, "mcp-method": "tools/call", "mcp-name": name}
     return httpx.post(url, content=frame(1, "tools/call", params), headers=headers, timeout=60)
 
 

@@ -85,19 +85,25 @@ def supervised(tmp_path: Path) -> Iterator[Supervised]:
                 proc.wait()
 
 
+def _roll_then_stop(running: Supervised) -> tuple[set[int], int]:
+    """SIGHUP, the roll's end, a request served, SIGTERM: (the workers after the roll,
+    the supervisor's exit status)."""
+    running.proc.send_signal(signal.SIGHUP)
+    _wait(lambda: "roll done" in running.text(), "the roll ends")
+    after = _workers(running.proc.pid)
+    assert running.serves()
+    running.proc.send_signal(signal.SIGTERM)
+    return after, running.proc.wait(60)
+
+
 def test_a_second_sighup_during_a_roll_extends_it(tmp_path: Path) -> None:
     with supervised(tmp_path) as running:
         pid = running.proc.pid
         before = _workers(pid)
         running.proc.send_signal(signal.SIGHUP)
         _wait(lambda: len(_workers(pid)) == 3, "a new worker starts beside the old ones")
-        running.proc.send_signal(signal.SIGHUP)
-        at_second = _workers(pid)  # the old ones, and the new one starting
-        _wait(lambda: "roll done" in running.text(), "the roll ends")
-        after = _workers(pid)
-        assert running.serves()
-        running.proc.send_signal(signal.SIGTERM)
-        status = running.proc.wait(60)
+        at_second = _workers(pid)  # the old ones and the new one starting, then SIGHUP
+        after, status = _roll_then_stop(running)
     text = running.text()
     assert status == 0, text
     assert len(after) == 2 and not after & at_second and not after & before, text
@@ -119,12 +125,7 @@ def test_a_worker_that_cannot_start_stops_the_roll_and_the_old_ones_serve_on(
         _wait(lambda: "roll stopped" in running.text(), "the roll stops")
         assert _workers(pid) == before and running.serves()
         spec.write_text(SPEC)  # the deploy mended: the next SIGHUP rolls them
-        running.proc.send_signal(signal.SIGHUP)
-        _wait(lambda: "roll done" in running.text(), "the roll ends")
-        after = _workers(pid)
-        assert running.serves()
-        running.proc.send_signal(signal.SIGTERM)
-        status = running.proc.wait(60)
+        after, status = _roll_then_stop(running)
     text = running.text()
     assert status == 0, text
     assert re.search(r"the new worker did not start \(status [1-9]\d*\); roll stopped", text)
