@@ -36,7 +36,11 @@ LOAD_AROUND = 4.0  # seconds of load before the SIGHUP and after the roll
 
 
 def _supervisor(running: Cluster) -> int:
-    (pid,) = [p for p in descendants(running.proc.pid) if b"--workers\x00" in _cmdline(p)]
+    def supervises(pid: int) -> bool:  # (a fork of run.sh itself has --workers too)
+        line = _cmdline(pid)
+        return b"mcpgen\x00serve\x00" in line and b"\x00--workers\x00" in line
+
+    (pid,) = [p for p in descendants(running.proc.pid) if supervises(p)]
     return pid
 
 
