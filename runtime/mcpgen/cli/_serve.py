@@ -144,7 +144,7 @@ def serve(
     listen streams, tasks and SSE replay through Redis (`--redis URL` or MCPGEN_REDIS_URL),
     which several workers need unless `--allow-memory` is given. SIGHUP to this process
     rolls the workers one at a time (a new one starts and serves, then an old one
-    drains and exits): `kill -HUP PID` after a deploy, nothing dropped.
+    drains and exits): `kill -HUP PID` after a deploy (docs/guide/deployment.md).
 
     SIGTERM drains: no new connections, listen and SSE streams end (clients reconnect
     elsewhere and resume), in-flight requests and tasks get `--drain-seconds` to
