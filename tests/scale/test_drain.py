@@ -19,7 +19,7 @@ import pytest
 from mcpgen import Client, ToolTask
 from tests.scale.drain_worker import refused, worker
 from tests.scale.harness import KEY, fresh_redis_url
-from tests.scale.wire import META, MODERN, frame
+from tests.scale.wire import META, MODERN, frame, open_session_async, sse_events, until
 
 
 def _call(url: str, name: str, arguments: dict[str, Any]) -> httpx.Response:
@@ -110,3 +110,41 @@ def test_a_request_still_running_when_the_drain_time_ends_gets_a_503_error(
     assert error["id"] == 1 and error["error"]["code"] == -32603
     assert "drain time 1 s ran out" in error["error"]["message"]
     assert status == 0
+
+
+def test_streams_that_only_wait_end_at_once_and_the_idle_worker_exits(tmp_path: Path) -> None:
+    """A legacy GET stream and a listen stream are open, nothing else: SIGTERM ends both
+    at once (the listen stream with its final result), well before the drain time, and
+    the worker exits 0."""
+
+    async def scenario(url: str, stop: Any) -> tuple[float, list[Any]]:
+        async with httpx.AsyncClient(timeout=60) as http:
+            session = await open_session_async(http, url)
+            headers = {**session, "accept": "text/event-stream"}
+            body = frame(7, "subscriptions/listen", {"notifications": {}, "_meta": META})
+            listen_headers = {**MODERN, "mcp-method": "subscriptions/listen"}
+            got: list[Any] = []
+
+            async def read(method: str, **kwargs: Any) -> None:
+                async with http.stream(method, url, **kwargs) as response:
+                    assert response.status_code == 200
+                    async for _, message in sse_events(response):
+                        got.append(message)
+
+            streams = [
+                asyncio.ensure_future(read("GET", headers=headers)),
+                asyncio.ensure_future(read("POST", content=body, headers=listen_headers)),
+            ]
+            await until(lambda: len(got) >= 2, 500)  # the priming event, the acknowledgement
+            began = time.monotonic()
+            stop()
+            await asyncio.wait_for(asyncio.gather(*streams), 60)
+            return time.monotonic() - began, got
+
+    with worker(tmp_path, drain=30) as running:
+        took, got = asyncio.run(scenario(running.url, lambda: running.proc.send_signal(15)))
+        status = running.proc.wait(timeout=60)
+    assert status == 0
+    assert took < 20, took  # not the 30 s drain time
+    finals = [m for m in got if isinstance(m, dict) and m.get("id") == 7]
+    assert len(finals) == 1 and "result" in finals[0], got
