@@ -7,6 +7,8 @@
 --   modern  one 2026-07-28 tools/call per request, no handshake
 -- WORKLOAD_PRODUCTS: how many products the API stand-in holds (100000).
 -- The tool rotates search_products, get_user_cart, checkout with random arguments.
+-- WORKLOAD_ECHO=<tool>: call only that tool, an echo taking {"text": ...}, instead
+-- (bench/scaleout.py: no I/O in the tool, so the server's costs are mcpgen's own).
 -- Every answer is checked: an unexpected status, or a tools/call answer without the
 -- tool's marker or with "isError":true, is an error (its first one is kept).
 -- done() prints "workload-wrk-result " then a JSON object.
@@ -19,6 +21,11 @@ local TOOLS = {"search_products", "get_user_cart", "checkout"}
 local MARKERS = {search_products = "popular", get_user_cart = "recent",
   checkout = "order_id"}
 local PRODUCTS = tonumber(os.getenv("WORKLOAD_PRODUCTS") or "100000")
+local ECHO = os.getenv("WORKLOAD_ECHO")
+if ECHO and ECHO ~= "" then
+  TOOLS = {ECHO}
+  MARKERS[ECHO] = "scale-out echo"
+end
 local threads = {}
 
 function setup(thread)
@@ -33,7 +40,9 @@ function init(args)
 end
 
 local function arguments(name)
-  if name == "search_products" then
+  if name == ECHO then
+    return '{"text":"scale-out echo"}'
+  elseif name == "search_products" then
     local low = math.random(1, 800)
     return string.format('{"category":"%s","min_price":%d,"max_price":%d,"limit":10}',
       CATEGORIES[math.random(#CATEGORIES)], low, low + 150)
@@ -47,7 +56,7 @@ end
 
 local function call_body(meta)
   iteration = iteration + 1
-  tool = TOOLS[(iteration - 1) % 3 + 1]
+  tool = TOOLS[(iteration - 1) % #TOOLS + 1]
   rid = rid + 1
   local extra = ""
   if meta then

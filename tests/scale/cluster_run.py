@@ -44,6 +44,20 @@ class Hit:
     session: str
 
 
+def read_hits(log: Path) -> list[Hit]:
+    """The requests of an nginx access log written with `upstream=$upstream_addr
+    session=$http_mcp_session_id` after the request and status, in order."""
+    found = []
+    for line in log.read_text().splitlines():
+        match = _LINE.search(line)
+        if match:
+            sid = match["sid"]
+            found.append(
+                Hit(match["method"], int(match["status"]), match["up"], "" if sid == "-" else sid)
+            )
+    return found
+
+
 @dataclass
 class Cluster:
     url: str
@@ -52,20 +66,7 @@ class Cluster:
 
     def hits(self) -> list[Hit]:
         """The requests nginx has finished so far, in order."""
-        found = []
-        for line in (self.dir / "access.log").read_text().splitlines():
-            match = _LINE.search(line)
-            if match:
-                sid = match["sid"]
-                found.append(
-                    Hit(
-                        match["method"],
-                        int(match["status"]),
-                        match["up"],
-                        "" if sid == "-" else sid,
-                    )
-                )
-        return found
+        return read_hits(self.dir / "access.log")
 
     def worker_pids(self) -> list[int]:
         """The worker processes (`mcpgen serve`) run.sh runs now."""

@@ -72,6 +72,20 @@ async def open_session_async(http: httpx.AsyncClient, url: str) -> dict[str, str
     return session
 
 
+def sse_fields(text: str) -> list[dict[str, str]]:
+    """The `id`, `data` and `event` fields of each SSE event of a whole body."""
+    events = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        fields: dict[str, str] = {}
+        for line in block.splitlines():
+            key, _, value = line.partition(":")
+            if key in ("id", "data", "event"):
+                fields[key] = value.removeprefix(" ")
+        if fields:
+            events.append(fields)
+    return events
+
+
 async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str | None, Any]]:
     """(event id, message) of each SSE event of `response` with an id or data; None
     stands for what an event lacks (a priming event has an id and no data)."""

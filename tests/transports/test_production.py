@@ -8,8 +8,6 @@ from __future__ import annotations
 import asyncio
 import configparser
 import contextlib
-import datetime
-import ipaddress
 import json
 import os
 import pwd
@@ -27,12 +25,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from mcpgen import Client
+from tests.certs import self_signed
 from tests.conftest import REPO, need
 from tests.docs.blocks import Block, fenced_blocks
 from tests.processes import free_port
@@ -48,32 +43,7 @@ def _blocks(language: str) -> list[Block]:
 @pytest.fixture(scope="module")
 def cert(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A self-signed certificate for 127.0.0.1 and localhost, and its key."""
-    where = tmp_path_factory.mktemp("tls")
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "mcpgen test")])
-    now = datetime.datetime.now(datetime.UTC)
-    names = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName(names), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    (where / "cert.pem").write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    (where / "key.pem").write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return where / "cert.pem", where / "key.pem"
+    return self_signed(tmp_path_factory.mktemp("tls"))
 
 
 @pytest.fixture

@@ -36,6 +36,7 @@ from mcpgen.cli._serve_auth import (
     auth_settings,
 )
 from mcpgen.cli._workers import REDIS_ENV, Supervisor, bind, serve_socket, share_state_keys
+from mcpgen.stores import InMemoryKeyRing
 
 __all__ = ["load_server", "serve", "split_spec"]
 
@@ -189,6 +190,7 @@ def serve(
     try:
         if fd is None and (redis or workers > 1):
             share_state_keys(sys.stderr)
+            _say_key_id()
         server = load_server(spec, path)
     except (LookupError, ConfigurationError) as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -205,6 +207,14 @@ def serve(
     else:
         protection.export()  # each worker builds the same settings
         _serve_workers(spec, path or [], host, port, workers, redis, drain_seconds)
+
+
+def _say_key_id() -> None:
+    """One line with the id of the key that seals state (a digest prefix, not the
+    secret): hosts of one deployment print the same id, or their tokens do not open
+    on each other (docs/guide/deployment.md, several hosts)."""
+    kid = InMemoryKeyRing.from_env().ids()[0]
+    sys.stderr.write(f"mcpgen: state key id {kid} (the same on every host of a deployment)\n")
 
 
 def _serve_workers(
