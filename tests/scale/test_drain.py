@@ -9,6 +9,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -17,7 +21,8 @@ import httpx
 import pytest
 
 from mcpgen import Client, ToolTask
-from tests.scale.drain_worker import refused, worker
+from tests.processes import free_port
+from tests.scale.drain_worker import SPEC, refused, worker
 from tests.scale.harness import KEY, fresh_redis_url
 from tests.scale.wire import META, MODERN, frame, open_session_async, sse_events, until
 
@@ -148,3 +153,34 @@ def test_streams_that_only_wait_end_at_once_and_the_idle_worker_exits(tmp_path: 
     assert took < 20, took  # not the 30 s drain time
     finals = [m for m in got if isinstance(m, dict) and m.get("id") == 7]
     assert len(finals) == 1 and "result" in finals[0], got
+
+
+def test_requests_queued_when_sigterm_comes_are_answered(tmp_path: Path) -> None:
+    """A single `mcpgen serve` (its own listening socket) is stopped (SIGSTOP) while 40
+    clients connect and send a request: the kernel completes the connections and holds
+    them. SIGTERM, then SIGCONT: every one of them gets its answer before the socket
+    closes, none is reset (closing a listening socket resets what it holds queued)."""
+    spec, gate = tmp_path / "app.py", tmp_path / "open"
+    spec.write_text(SPEC)
+    gate.touch()
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    cmd = [sys.executable, "-m", "mcpgen", "serve", f"{spec}:server", "--transport", "http"]
+    proc = subprocess.Popen([*cmd, "--port", str(port)], stderr=subprocess.DEVNULL)
+    try:
+        assert _until(lambda: not refused(port)), "the server does not listen"
+        assert _call(url, "gate", {"path": str(gate)}).status_code == 200
+        os.kill(proc.pid, signal.SIGSTOP)
+        with concurrent.futures.ThreadPoolExecutor(40) as pool:
+            sent = [pool.submit(_call, url, "gate", {"path": str(gate)}) for _ in range(40)]
+            time.sleep(1.5)  # all connected, all requests written: held by the kernel
+            os.kill(proc.pid, signal.SIGTERM)
+            os.kill(proc.pid, signal.SIGCONT)
+            answers = [future.result(timeout=60).status_code for future in sent]
+        status = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert answers == [200] * 40
+    assert status == -signal.SIGTERM  # a single process exits by the signal (production.md)

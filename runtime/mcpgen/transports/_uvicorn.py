@@ -20,8 +20,11 @@ sockets against it, so a uvicorn that changes them fails there, not in productio
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+import os
 import signal
+import socket
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
@@ -106,6 +109,16 @@ def uvicorn_server(
 
         stopped_by = ""  # the signal's name, set in the handler and said in `shutdown`
 
+        def _protocols(self) -> Callable[[], asyncio.Protocol]:
+            """What makes a connection's protocol (as uvicorn's `startup` does)."""
+            protocol: Any = self.config.http_protocol_class  # (its keywords are uvicorn's)
+            return functools.partial(
+                protocol,
+                config=self.config,
+                server_state=self.server_state,
+                app_state=self.lifespan.state,
+            )
+
         def handle_exit(self, sig: int, frame: Any) -> None:
             self.stopped_by = self.stopped_by or signal.Signals(sig).name
             super().handle_exit(sig, frame)
@@ -117,6 +130,8 @@ def uvicorn_server(
         async def shutdown(self, sockets: Any = None) -> None:
             _say_stopping(announce, self.stopped_by)
             for listening in self.servers:  # no new connection: they go to other workers
+                if not sockets:  # bound here, ours alone: what the kernel queued is served
+                    await _take_queued(listening, self._protocols(), self.config.ssl)
                 listening.close()
             for sock in sockets or []:
                 sock.close()
@@ -134,6 +149,27 @@ def uvicorn_server(
         config.get("http", "auto"), options.header_timeout_seconds, options.max_header_bytes
     )
     return _Server(uvicorn.Config(app, host=host, port=port, lifespan="on", workers=1, **config))
+
+
+async def _take_queued(
+    listening: asyncio.Server, protocols: Callable[[], asyncio.Protocol], ssl: Any
+) -> None:
+    """Accept the connections the kernel holds for `listening` before it closes: closing
+    a listening socket resets them, and a proxy that already sent a request on one
+    (its connect had succeeded) may not send it again."""
+    loop = asyncio.get_running_loop()
+    taken = []
+    for listener in listening.sockets:
+        with socket.socket(fileno=os.dup(listener.fileno())) as sock:
+            sock.setblocking(False)
+            while True:
+                try:
+                    conn, _ = sock.accept()
+                except OSError:  # BlockingIOError: none left
+                    break
+                conn.setblocking(False)
+                taken.append(loop.connect_accepted_socket(protocols, conn, ssl=ssl))
+    await asyncio.gather(*taken, return_exceptions=True)
 
 
 def _say_stopping(announce: IO[str] | None, signal_name: str) -> None:
