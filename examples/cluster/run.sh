@@ -12,7 +12,8 @@
 # examples/everything.py:server). Needs redis-server and nginx (Debian packages);
 # runs as any user: every file it writes lives in its temporary directory.
 # --redis URL uses that Redis (any form mcpgen takes: redis+sentinel://, redis+cluster://)
-# instead of starting one.
+# instead of starting one. --supervised runs one `mcpgen serve --workers N` on one port
+# (nginx has one upstream) instead of N separate workers: `kill -HUP` on it rolls them.
 #
 # A protected cluster: the `mcpgen serve` authorization options go to every worker,
 # e.g. --auth-issuer URL --auth-jwks-uri URL (or --auth-introspection URL
@@ -29,6 +30,7 @@ spec="$repo/examples/everything.py:server"
 auth_args=()
 redis_given=""
 resource_given=""
+supervised=""
 python="${PYTHON:-}"
 if [[ -z "$python" ]]; then
     if [[ -x "$repo/.venv/bin/python" ]]; then python="$repo/.venv/bin/python"; else python=python3; fi
@@ -41,9 +43,10 @@ while (($#)); do
     --python) python="$2"; shift 2 ;;
     --spec) spec="$2"; shift 2 ;;
     --redis) redis_given="$2"; shift 2 ;;
+    --supervised) supervised=1; shift ;;
     --auth-resource) resource_given=1; auth_args+=("$1" "$2"); shift 2 ;;
     --auth-*) auth_args+=("$1" "$2"); shift 2 ;;
-    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -80,9 +83,9 @@ stop_all() {
     for pid in $sleeper $nginx_pid "${worker_pids[@]}" "${pids[@]}"; do
         kill -TERM "$pid" 2>/dev/null || true
     done
-    for pid in $nginx_pid "${worker_pids[@]}" "${pids[@]}"; do
-        wait "$pid" 2>/dev/null || true
-    done
+    for pid in $nginx_pid; do wait "$pid" 2>/dev/null || true; done
+    for pid in "${worker_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
     rm -rf "$tmp"
 }
 on_signal() {
@@ -134,18 +137,22 @@ if [[ -z "${MCPGEN_STATE_KEYS:-}" ]]; then
 fi
 export MCPGEN_STATE_KEYS MCPGEN_REDIS_URL="$redis_url"
 
+# Supervised: one process (its workers share its port) stands for the N workers.
+procs="$workers"
+many=()
+if [[ -n "$supervised" ]]; then procs=1; many=(--workers "$workers"); fi
 start_worker() {  # INDEX
     local wport="${worker_ports[$1]}"
     (cd "$repo" && exec "$python" -m mcpgen serve "$spec" --transport http \
-        --host 127.0.0.1 --port "$wport" --redis "$redis_url" ${auth_args[@]+"${auth_args[@]}"}) \
-        >>"$tmp/worker$1.log" 2>&1 &
+        --host 127.0.0.1 --port "$wport" --redis "$redis_url" ${many[@]+"${many[@]}"} \
+        ${auth_args[@]+"${auth_args[@]}"}) >>"$tmp/worker$1.log" 2>&1 &
     worker_pids[$1]=$!
 }
-for ((i = 0; i < workers; i++)); do start_worker "$i"; done
-for ((i = 0; i < workers; i++)); do wait_port "${worker_ports[$i]}" "${worker_pids[$i]}" "worker$i"; done
+for ((i = 0; i < procs; i++)); do start_worker "$i"; done
+for ((i = 0; i < procs; i++)); do wait_port "${worker_ports[$i]}" "${worker_pids[$i]}" "worker$i"; done
 
 upstreams=""
-for wport in "${worker_ports[@]}"; do upstreams+="        server 127.0.0.1:$wport max_fails=0;"$'\n'; done
+for wport in "${worker_ports[@]:0:procs}"; do upstreams+="        server 127.0.0.1:$wport max_fails=0;"$'\n'; done
 user_line=""
 if [[ "$(id -u)" == 0 ]]; then user_line="user root;"; fi  # nginx drops root to nobody otherwise
 mkdir -p "$tmp/nginx-temp"
@@ -228,10 +235,11 @@ while true; do
     sleep 1 &
     sleeper=$!
     wait "$sleeper" || true
-    for ((i = 0; i < workers; i++)); do
+    for ((i = 0; i < procs; i++)); do
         if ! kill -0 "${worker_pids[$i]}" 2>/dev/null; then
-            wait "${worker_pids[$i]}" 2>/dev/null || true
-            echo "run.sh: worker$i exited; starting it again" >&2
+            status=0
+            wait "${worker_pids[$i]}" 2>/dev/null || status=$?
+            echo "run.sh: worker$i exited (status $status); starting it again" >&2
             start_worker "$i"
         fi
     done

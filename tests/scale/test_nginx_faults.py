@@ -17,7 +17,15 @@ import httpx
 import pytest
 
 from tests.scale.cluster_run import Cluster, _cmdline, cluster, descendants, worker_port
-from tests.scale.wire import CHANGED, frame, open_session_async, sse_events, until
+from tests.scale.wire import (
+    CHANGED,
+    META,
+    MODERN,
+    frame,
+    open_session_async,
+    sse_events,
+    until,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_redis, pytest.mark.needs_nginx]
 
@@ -178,17 +186,6 @@ def test_a_killed_workers_get_stream_resumes_elsewhere_and_loses_no_change(
         assert len(heard_before) == 2, before
         assert len(heard_after) == 3, after  # all three, once each
         assert not set(heard_before) & set(heard_after)
-
-
-MODERN = {
-    "content-type": "application/json",
-    "accept": "application/json, text/event-stream",
-    "mcp-protocol-version": "2026-07-28",
-}
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 
 
 async def _listen(http: httpx.AsyncClient, url: str, sink: list[str]) -> None:

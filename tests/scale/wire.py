@@ -20,6 +20,11 @@ LEGACY = {
     "content-type": "application/json",
     "accept": "application/json, text/event-stream",
 }
+MODERN = {**LEGACY, "mcp-protocol-version": "2026-07-28"}
+META = {  # a modern request's `_meta`
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 
 
 def frame(rid: Any, method: str, params: dict[str, Any] | None = None) -> bytes:

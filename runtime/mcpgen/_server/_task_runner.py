@@ -426,9 +426,15 @@ class TaskRunner:
             self.save_soon(live)
             self.publish(event(live.state))
 
-    def close(self) -> None:
-        """Server shutdown: every unfinished task of this worker is cancelled."""
-        for live in list(self.running.values()):
-            if self._stop(live, "the server shut down"):
-                self.save_soon(live)
-                self.publish(event(live.state))
+    def close(self, message: str = "the server shut down") -> list[RunningTask]:
+        """Server shutdown: every unfinished task of this worker is cancelled (with
+        `message`); the ones it cancelled, whose records `write` can wait for."""
+        stopped = [live for live in list(self.running.values()) if self._stop(live, message)]
+        for live in stopped:
+            self.save_soon(live)
+            self.publish(event(live.state))
+        return stopped
+
+    async def write(self, live: RunningTask) -> None:
+        """Write the task's record now (unless a write is under way, which takes it)."""
+        await self._save(live)

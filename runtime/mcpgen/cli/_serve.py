@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -121,7 +121,15 @@ def serve(
             help="Run several workers without Redis: only stateless modern requests work.",
         ),
     ] = False,
+    drain_seconds: Annotated[
+        float | None,
+        typer.Option(
+            "--drain-seconds",
+            help="HTTP: on SIGTERM, how long in-flight requests and tasks may finish (default 5).",
+        ),
+    ] = None,
     fd: Annotated[int | None, typer.Option("--fd", hidden=True)] = None,
+    ready_fd: Annotated[int | None, typer.Option("--ready-fd", hidden=True)] = None,
     auth_issuer: IssuerOpt = None,
     auth_jwks_uri: JwksOpt = None,
     auth_introspection: IntrospectionOpt = None,
@@ -135,7 +143,13 @@ def serve(
 
     With `--workers N` (HTTP), N processes serve one port; they share legacy sessions,
     listen streams, tasks and SSE replay through Redis (`--redis URL` or MCPGEN_REDIS_URL),
-    which several workers need unless `--allow-memory` is given.
+    which several workers need unless `--allow-memory` is given. SIGHUP to this process
+    rolls the workers one at a time (a new one starts and serves, then an old one
+    drains and exits): `kill -HUP PID` after a deploy (docs/guide/deployment.md).
+
+    SIGTERM drains: no new connections, listen and SSE streams end (clients reconnect
+    elsewhere and resume), in-flight requests and tasks get `--drain-seconds` to
+    finish, tasks still running then are cancelled with a status message saying why.
 
     With `--auth-issuer`, `--auth-resource` and `--auth-jwks-uri` (JWTs) or
     `--auth-introspection` (opaque tokens) every HTTP request needs an access token;
@@ -144,6 +158,8 @@ def serve(
         raise typer.BadParameter(f"--transport must be stdio or http, not {transport!r}")
     if workers < 1:
         raise typer.BadParameter("--workers must be at least 1")
+    if drain_seconds is not None and not drain_seconds >= 0:
+        raise typer.BadParameter("--drain-seconds must be 0 or more")
     if workers > 1 and transport != "http":
         raise typer.BadParameter("--workers needs --transport http")
     protection = AuthOptions(
@@ -179,15 +195,18 @@ def serve(
     except (LookupError, ConfigurationError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    drain: dict[str, Any] = {}
+    if drain_seconds is not None:
+        drain["shutdown_grace_seconds"] = drain_seconds
     if fd is not None:
-        serve_socket(server, fd, auth=auth)
+        serve_socket(server, fd, auth=auth, ready_fd=ready_fd, drain_seconds=drain_seconds)
     elif transport == "stdio":
         server.run()
     elif workers == 1:
-        server.run(transport="http", host=host, port=port, auth=auth)
+        server.run(transport="http", host=host, port=port, auth=auth, **drain)
     else:
         protection.export()  # each worker builds the same settings
-        _serve_workers(spec, path or [], host, port, workers, redis)
+        _serve_workers(spec, path or [], host, port, workers, redis, drain_seconds)
 
 
 def _say_key_id() -> None:
@@ -199,7 +218,13 @@ def _say_key_id() -> None:
 
 
 def _serve_workers(
-    spec: str, paths: list[str], host: str, port: int, workers: int, redis: str | None
+    spec: str,
+    paths: list[str],
+    host: str,
+    port: int,
+    workers: int,
+    redis: str | None,
+    drain_seconds: float | None,
 ) -> None:
     from mcpgen.transports import HttpOptions  # noqa: PLC0415 (the http extra)
     from mcpgen.transports._asgi import served_urls  # noqa: PLC0415
@@ -212,7 +237,10 @@ def _serve_workers(
     argv = [sys.executable, "-m", "mcpgen", "serve", spec, "--transport", "http"]
     for extra in paths:
         argv += ["--path", os.path.abspath(extra)]
-    supervisor = Supervisor(argv, sock, workers)
+    if drain_seconds is not None:
+        argv += ["--drain-seconds", repr(drain_seconds)]
+    drain = HttpOptions().shutdown_grace_seconds if drain_seconds is None else drain_seconds
+    supervisor = Supervisor(argv, sock, workers, drain)
     sys.stderr.write(served_urls(HttpOptions(), host, sock.getsockname()[1]))
     sys.stderr.write(f"mcpgen: {workers} workers{'' if redis else ' (no shared state)'}\n")
     sys.stderr.flush()

@@ -66,6 +66,7 @@ class ResponseStream(Channel):
         self.headers = headers
         self.principal = principal
         self.scope = scope  # the POST's, for `ctx.request`
+        self.body: bytes | None = None  # the POST's request
         self.events: list[bytes] = []
         self.final: bytes | None = None
         self.closed = False

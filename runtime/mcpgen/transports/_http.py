@@ -45,6 +45,7 @@ from mcpgen.transports._asgi import (
 )
 from mcpgen.transports._background import start_kept
 from mcpgen.transports._cors import answered, with_cors
+from mcpgen.transports._drain import drain, unanswered
 from mcpgen.transports._health import off_endpoint
 from mcpgen.transports._http_auth import auth_gate, refuse
 from mcpgen.transports._lifespan import AppLifespan
@@ -190,21 +191,15 @@ class McpAsgiApp:
         elif kind == "lifespan":
             await self.life.serve(receive, send)
 
-    async def shutdown(self) -> None:
-        """Final results to every listen stream, then let open responses end."""
+    async def shutdown(self, busy: Callable[[], bool] | None = None) -> None:
+        """Drain (`_drain`): streams that only wait end at once, in-flight work and
+        tasks get `shutdown_grace_seconds` (while `busy()` says requests are still
+        answered), then what still runs is cancelled."""
         if self.stopping:
             return
         self.stopping = True
+        await drain(self, self.options.shutdown_grace_seconds, busy)
         self.server.close()
-        if self.legacy_sse is not None:
-            self.legacy_sse.close()
-        pending = [s for s in self.streams if not s.closed]
-        if pending:
-            deadline = asyncio.get_running_loop().time() + self.options.shutdown_grace_seconds
-            while (
-                any(not s.closed for s in pending) and asyncio.get_running_loop().time() < deadline
-            ):
-                await asyncio.sleep(0.01)
         for task in list(self.tasks):
             task.cancel()
         await self.life.stop()  # the server's lifespan ends after the app's work
@@ -288,6 +283,7 @@ class McpAsgiApp:
         http_session = found  # None: a fresh core session, a channel only if it goes legacy
         session = self.server.session() if found is None else found.core
         channel = _Stream(self, headers, principal, scope)
+        channel.body = body  # (for the reply to work a drain cancels: its id)
         channel.auth = scope.get("mcpgen.auth")  # the verified token (`_http_auth`)
         channel.peer = peer_of(scope)  # an anonymous client's quotas count against it
         outcome = session.receive(body, channel)
@@ -355,6 +351,7 @@ class McpAsgiApp:
         if silent and await work_or_leave(task, channel.wakeup, receive, on_disconnect):  # type: ignore[arg-type]
             return
         done = task is None or task.done()
+        unanswered(self, channel, task)
         final = channel.final
         if done and final is not None and not (channel.events and sse_ok):
             await json_response(send, final, _status_of(final), extra)
@@ -429,6 +426,8 @@ class McpAsgiApp:
                     await writer.event(channel.final)
                     return
                 if task is not None and task.done():
+                    if unanswered(self, channel, task):
+                        continue
                     if _settled(task) is not DEFERRED:
                         return  # cancelled or nothing to say
                     task = None

@@ -123,6 +123,10 @@ class LiveSessions:
     def remove(self, session_id: str) -> HttpSession | None:
         return self._drop(session_id)
 
+    def held(self) -> list[HttpSession]:
+        """Every session live here (a draining worker ends their GET streams)."""
+        return list(self._sessions.values())
+
     def sweep(self) -> int:
         expired = [sid for sid, s in self._sessions.items() if self._expired(s)]
         for sid in expired:

@@ -20,8 +20,12 @@ sockets against it, so a uvicorn that changes them fails there, not in productio
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+import os
 import signal
+import socket
+from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from mcpgen._errors import ConfigurationError
@@ -33,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["ServedApp", "uvicorn_server"]
 
 log = logging.getLogger("mcpgen.http")
+_LINGER = 2.0  # seconds a connection accepted before a shutdown may take to send its request
 _TIMEOUT = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
 _TOO_LARGE = (
     b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
@@ -61,7 +66,7 @@ class ServedApp(Protocol):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None: ...
 
-    async def shutdown(self) -> None: ...
+    async def shutdown(self, busy: Callable[[], bool] | None = None) -> None: ...
 
 
 def uvicorn_server(
@@ -70,13 +75,17 @@ def uvicorn_server(
     port: int = 8000,
     *,
     announce: IO[str] | None = None,
+    ready: Callable[[], None] | None = None,
+    signal_exit: bool = True,
     **config: Any,
 ) -> uvicorn.Server:
-    """A uvicorn server for `app` whose graceful shutdown first ends every listen stream
-    with its final result (uvicorn waits for open responses before it sends the
-    lifespan shutdown event, which a listen stream would otherwise outlive). With
+    """A uvicorn server for `app` that drains when stopped: it stops accepting first,
+    then the app's drain runs (`_drain`: listen and GET streams end at once, in-flight
+    requests and tasks get `shutdown_grace_seconds`), then uvicorn's own shutdown. With
     `announce`, the URLs it serves are written there once it listens (the bound port,
-    also when `port` is 0).
+    also when `port` is 0); `ready` is called then too. `signal_exit`: after a clean
+    stop on SIGTERM, exit by that signal (as uvicorn does); False returns (status 0,
+    what a supervised worker reports).
 
     The connection limits come from `app.options` (`HttpOptions`): the header deadline
     and size (see the module docstring), `idle_connection_seconds` as uvicorn's
@@ -95,16 +104,40 @@ def uvicorn_server(
                 scheme = "https" if config.get("ssl_certfile") else "http"
                 announce.write(served_urls(app.options, host, bound, scheme))
                 announce.flush()
+            if ready is not None and self.started:
+                ready()
 
         stopped_by = ""  # the signal's name, set in the handler and said in `shutdown`
+
+        def _protocols(self) -> Callable[[], asyncio.Protocol]:
+            """What makes a connection's protocol (as uvicorn's `startup` does)."""
+            protocol: Any = self.config.http_protocol_class  # (its keywords are uvicorn's)
+            return functools.partial(
+                protocol,
+                config=self.config,
+                server_state=self.server_state,
+                app_state=self.lifespan.state,
+            )
 
         def handle_exit(self, sig: int, frame: Any) -> None:
             self.stopped_by = self.stopped_by or signal.Signals(sig).name
             super().handle_exit(sig, frame)
+            if not signal_exit and sig == signal.SIGTERM:  # (uvicorn re-raises it at the end)
+                captured = getattr(self, "_captured_signals", [])
+                while sig in captured:
+                    captured.remove(sig)
 
         async def shutdown(self, sockets: Any = None) -> None:
             _say_stopping(announce, self.stopped_by)
-            await app.shutdown()
+            for listening in self.servers:  # no new connection: they go to other workers
+                if not sockets:  # bound here, ours alone: what the kernel queued is served
+                    await _take_queued(listening, self._protocols(), self.config.ssl)
+                listening.close()
+            for sock in sockets or []:
+                sock.close()
+            for connection in list(self.server_state.connections):
+                connection.shutdown()  # idle ones close; the others after their response
+            await app.shutdown(busy=lambda: bool(self.server_state.connections))
             await super().shutdown(sockets)
 
     options = app.options
@@ -116,6 +149,27 @@ def uvicorn_server(
         config.get("http", "auto"), options.header_timeout_seconds, options.max_header_bytes
     )
     return _Server(uvicorn.Config(app, host=host, port=port, lifespan="on", workers=1, **config))
+
+
+async def _take_queued(
+    listening: asyncio.Server, protocols: Callable[[], asyncio.Protocol], ssl: Any
+) -> None:
+    """Accept the connections the kernel holds for `listening` before it closes: closing
+    a listening socket resets them, and a proxy that already sent a request on one
+    (its connect had succeeded) may not send it again."""
+    loop = asyncio.get_running_loop()
+    taken = []
+    for listener in listening.sockets:
+        with socket.socket(fileno=os.dup(listener.fileno())) as sock:
+            sock.setblocking(False)
+            while True:
+                try:
+                    conn, _ = sock.accept()
+                except OSError:  # BlockingIOError: none left
+                    break
+                conn.setblocking(False)
+                taken.append(loop.connect_accepted_socket(protocols, conn, ssl=ssl))
+    await asyncio.gather(*taken, return_exceptions=True)
 
 
 def _say_stopping(announce: IO[str] | None, signal_name: str) -> None:
@@ -157,6 +211,8 @@ def _with_deadline(base: type[Any], seconds: float, most: int) -> type[asyncio.P
         _header_bytes = 0
         _tail = b""  # the last bytes counted, for a terminator split between reads
         _ended = False  # the headers are all here; uvicorn takes the request when it can
+        _served = False  # a request came on this connection
+        _draining = False  # shut down before its first request came: that one closes it
 
         def connection_made(self, transport: asyncio.Transport) -> None:
             super().connection_made(transport)
@@ -167,9 +223,27 @@ def _with_deadline(base: type[Any], seconds: float, most: int) -> type[asyncio.P
             super().data_received(data)
             if self.cycle is not cycle:  # a request's headers are complete
                 self._disarm()
-                self._ended = False
+                self._ended, self._served = False, True
+                if self._draining and self.cycle is not None:
+                    self.cycle.keep_alive = False
             elif waiting and self._waiting() and not self._ended:
                 self._count(data)
+
+        def shutdown(self) -> None:
+            """A connection accepted just before the server stopped accepting has had
+            no chance to send its request (a proxy writes it right after connecting):
+            its first request is served, with `connection: close`, if it comes within
+            `_LINGER` seconds. Closing it unanswered would fail a request that no
+            client or proxy may send again. Other connections: as uvicorn does."""
+            if self._served or self.cycle is not None or self.transport.is_closing():
+                super().shutdown()
+            elif not self._draining:
+                self._draining = True
+                asyncio.get_running_loop().call_later(_LINGER, self._linger_over)
+
+        def _linger_over(self) -> None:
+            if self.cycle is None and not self.transport.is_closing():
+                base.shutdown(self)
 
         def _count(self, data: bytes) -> None:
             """Bytes of a request's head (a body sent with it in one write is not)."""
