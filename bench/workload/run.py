@@ -81,6 +81,8 @@ def specs() -> dict[str, Spec]:
             "mcpgen-fast", "mcpgen, aiohttp + hiredis + msgspec", me, "mcpgen_server.py", "fast"
         ),
     }
+    official = os.environ.get("WORKLOAD_OFFICIAL_PYTHON", me)
+    found["official"].python = official
     fastmcp = os.environ.get("WORKLOAD_FASTMCP_PYTHON")
     if fastmcp:
         found["fastmcp"] = Spec("fastmcp", "FastMCP 4.2.3", fastmcp, "fastmcp_server.py", "httpx")
@@ -115,10 +117,42 @@ def cpu_seconds(pid: int) -> float:
 
 
 def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
     return 0.0
+
+
+def family(pid: int) -> list[int]:
+    """`pid` and its descendants (a server's supervisor and its workers)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError):
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                children.setdefault(parent, []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        out.append(todo.pop())
+        todo += children.get(out[-1], [])
+    return out
+
+
+def tree_cpu(pid: int) -> dict[int, float]:
+    """CPU seconds of each live process of a server's family."""
+    out = {}
+    for each in family(pid):
+        with contextlib.suppress(OSError):
+            out[each] = cpu_seconds(each)
+    return out
+
+
+def worker_rss_mb(pid: int) -> float:
+    """RSS of the largest worker: the process itself when it has no children, else its
+    largest descendant (a supervisor's own RSS is not a worker's)."""
+    workers = family(pid)[1:] or [pid]
+    return max(rss_mb(each) for each in workers)
 
 
 @dataclass
@@ -131,11 +165,16 @@ class Stack:
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     def start(
-        self, name: str, argv: list[str], port: int, env: dict[str, str] | None = None
+        self,
+        name: str,
+        argv: list[str],
+        port: int,
+        env: dict[str, str] | None = None,
+        wait: float = 60,
     ) -> int:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})})
         self.procs.append(proc)
-        wait_port(port, proc, name)
+        wait_port(port, proc, name, wait)
         self.pids[name] = proc.pid
         return proc.pid
 
@@ -173,11 +212,22 @@ def backends(products: int) -> Iterator[Stack]:
         stack.close()
 
 
-def start_server(stack: Stack, spec: Spec, env: dict[str, str] | None = None) -> int:
+def start_server(
+    stack: Stack,
+    spec: Spec,
+    env: dict[str, str] | None = None,
+    *,
+    workers: int = 1,
+    wrap: list[str] | None = None,
+    wait: float = 60,
+) -> int:
+    """Start one server (`workers` processes on one port), under `wrap` (a valgrind
+    command line) when given; its port once it listens."""
     port = free_port()
-    argv = [spec.python, str(HERE / "servers" / spec.script), "--port", str(port)]
+    argv = [*(wrap or []), spec.python, str(HERE / "servers" / spec.script), "--port", str(port)]
     argv += ["--api", stack.api, "--redis", stack.redis_url, "--stack", spec.stack]
-    stack.start(spec.name, argv, port, {**spec.env, **(env or {})})
+    argv += ["--workers", str(workers)]
+    stack.start(spec.name, argv, port, {**spec.env, **(env or {})}, wait)
     return port
 
 
@@ -206,30 +256,34 @@ def wrk(
 def measure(
     stack: Stack, name: str, port: int, flow: str, args: argparse.Namespace
 ) -> dict[str, Any]:
-    watched = {"server": stack.pids[name], "api": stack.pids["api"], "redis": stack.pids["redis"]}
+    server = stack.pids[name]
+    watched = {"api": stack.pids["api"], "redis": stack.pids["redis"]}
     before = {k: cpu_seconds(pid) for k, pid in watched.items()}
+    before_server = tree_cpu(server)
     started = time.monotonic()
     result, wrk_cpu = wrk(port, flow, args.connections, args.duration, args.products)
     wall = time.monotonic() - started
     used = {k: cpu_seconds(pid) - before[k] for k, pid in watched.items()}
+    after_server = tree_cpu(server)  # a worker that died meanwhile: its CPU is not counted
+    used["server"] = sum(cpu - before_server.get(pid, 0.0) for pid, cpu in after_server.items())
     calls = max(result["calls"], 1)
     return {
         **result,
         "calls_per_s": result["calls"] / (result["duration_us"] / 1e6),
         "cpu_s_per_1000": used["server"] / calls * 1000,
         "cpu_share": {**{k: v / wall for k, v in used.items()}, "wrk": wrk_cpu / wall},
-        "rss_mb": rss_mb(stack.pids[name]),
+        "rss_mb": worker_rss_mb(server),
     }
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
-    chosen = [specs()[n] for n in args.servers]
-    runs: dict[str, dict[str, list[dict[str, Any]]]] = {
-        s.name: {f: [] for f in args.flows if f in s.flows} for s in chosen
-    }
-    load = Path("/proc/loadavg").read_text().split()[:3]
-    with backends(args.products) as stack:
-        ports = {s.name: start_server(stack, s) for s in chosen}
+Runs = dict[str, dict[str, list[dict[str, Any]]]]
+
+
+def rounds(stack: Stack, chosen: list[Spec], workers: int, args: argparse.Namespace) -> Runs:
+    """Every flow on every server (`workers` processes each), interleaved rounds."""
+    runs: Runs = {s.name: {f: [] for f in args.flows if f in s.flows} for s in chosen}
+    ports = {s.name: start_server(stack, s, workers=workers) for s in chosen}
+    try:
         for spec in chosen:  # warm-up, and a first check of every answer
             for flow in runs[spec.name]:
                 warm = wrk(ports[spec.name], flow, min(2, args.connections), 2, args.products)[0]
@@ -242,32 +296,61 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     row = measure(stack, spec.name, ports[spec.name], flow, args)
                     runs[spec.name][flow].append(row)
                     print(
-                        f"round {number + 1} {flow:6} {spec.label:38} {row['calls_per_s']:8.0f}"
-                        f" calls/s {row['cpu_s_per_1000']:6.3f} CPU s/1000 errors {row['errors']}",
+                        f"{workers} worker(s) round {number + 1} {flow:6} {spec.label:38} "
+                        f"{row['calls_per_s']:8.0f} calls/s {row['cpu_s_per_1000']:6.3f} CPU "
+                        f"s/1000 RSS {row['rss_mb']:5.1f} MB errors {row['errors']}",
                         file=sys.stderr,
                     )
             order.reverse()
+    finally:
         for spec in chosen:
-            stack.stop(spec.name)
+            if spec.name in stack.pids:
+                stack.stop(spec.name)
+    return runs
+
+
+def loadavg() -> list[str]:
+    return Path("/proc/loadavg").read_text().split()[:3]
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    chosen = [specs()[n] for n in args.servers]
+    load = loadavg()
+    began = time.monotonic()
+    with backends(args.products) as stack:
+        runs = {str(w): rounds(stack, chosen, w, args) for w in args.workers}
+        load_after = loadavg()
         profiles = {} if args.no_profile else _profile.profiles(stack, chosen, args)
+        counted = {}
+        if args.instructions:
+            import _instructions  # noqa: PLC0415
+
+            for spec in chosen:
+                if spec.name in args.instructions:
+                    units = ["lifecycle", *args.flows]
+                    counted[spec.name] = _instructions.count(stack, spec, units, 30, 90)
     return {
         "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "minutes": round((time.monotonic() - began) / 60, 1),
         "machine": {
             "cpus": os.cpu_count(),
             "loadavg_before": load,
+            "loadavg_after": load_after,
             "python": platform.python_version(),
         },
         "settings": {
-            k: getattr(args, k) for k in ("connections", "duration", "rounds", "products", "flows")
+            k: getattr(args, k)
+            for k in ("connections", "duration", "rounds", "products", "flows", "workers")
         },
         "servers": {s.name: s.label for s in chosen},
         "runs": runs,
-        "summary": summarize(runs),
+        "summary": {w: summarize(r) for w, r in runs.items()},
         "profiles": profiles,
+        "instructions": counted,
     }
 
 
-def summarize(runs: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str, Any]:
+def summarize(runs: Runs) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, flows in runs.items():
         for flow, rows in flows.items():
@@ -291,12 +374,24 @@ def summarize(runs: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str, Any
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--connections", type=int, default=50)
-    parser.add_argument("--duration", type=float, default=10.0, help="seconds per wrk run")
+    parser.add_argument("--duration", type=float, default=8.0, help="seconds per wrk run")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--products", type=int, default=100_000)
     parser.add_argument("--servers", nargs="+", default=None, help=f"of: {', '.join(specs())}")
     parser.add_argument("--flows", nargs="+", choices=FLOWS, default=list(FLOWS))
-    parser.add_argument("--quick", action="store_true", help="8 connections, 3 s runs")
+    parser.add_argument(
+        "--workers", nargs="+", type=int, default=[1, 2], help="worker processes per server"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run: 8 connections, 2 s runs, 1 round"
+    )
+    parser.add_argument(
+        "--instructions",
+        nargs="*",
+        default=None,
+        help="also count instructions per request under callgrind (slow) for these servers "
+        "(default mcpgen-fast official)",
+    )
     parser.add_argument("--no-profile", action="store_true")
     parser.add_argument("--no-fastmcp", action="store_true")
     parser.add_argument("--no-ts", action="store_true")
@@ -304,7 +399,9 @@ def main() -> None:
     parser.add_argument("--doc", type=Path, default=REPO / "docs/performance.md")
     args = parser.parse_args()
     if args.quick:
-        args.connections, args.duration = 8, 3.0
+        args.connections, args.duration, args.rounds = 8, 2.0, 1
+    if args.instructions == []:
+        args.instructions = ["mcpgen-fast", "official"]
     known = specs()
     if args.no_fastmcp:
         known.pop("fastmcp", None)

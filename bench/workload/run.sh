@@ -1,24 +1,29 @@
 #!/usr/bin/env bash
 # The real-workload benchmark in one command (bench/workload/README.md):
 #
-#   bench/workload/run.sh                 # full run: 50 connections, 10 s rounds, 3 rounds
-#   bench/workload/run.sh --quick         # 8 connections, 3 s rounds, 3 rounds
+#   bench/workload/run.sh                 # full run: 50 connections, 8 s runs, 3 rounds,
+#                                         # 1 and 2 workers (about 11 minutes)
+#   bench/workload/run.sh --quick         # a smoke run: 8 connections, 2 s runs, 1 round
 #   bench/workload/run.sh --help          # every option
 #
-# It makes (once, and again when a pin or pyproject.toml changes) the workload venv
-# `.venv-workload`: this project (editable, with its `http` and `redis` extras), httpx,
-# the fast stack's clients (aiohttp, hiredis) and the official SDK, so none of them
-# enters the project's dev environment; then runs bench/workload/run.py in it.
-# FastMCP gets its own venv (`.venv-workload-fastmcp`) because it pins its own SDK;
-# the TypeScript SDK peer (legacy flow only) its npm packages in the tests' cache.
-# Env: WORKLOAD_VENV, FASTMCP_VENV (where the venvs live), PYTHON (what creates them).
+# It makes (once, and again when a pin or pyproject.toml changes) the workload venvs,
+# so that none of them enters the project's dev environment and no server carries
+# another's packages (the RSS of each is what its own install costs):
+# `.venv-workload`: this project (editable, with its `http`, `redis` and `client`
+# extras: `mcpgen serve --workers`), httpx and the fast stack's clients (aiohttp,
+# hiredis); `.venv-workload-official`: the official SDK 2.3 and the same clients;
+# `.venv-workload-fastmcp`: FastMCP 4.2.3 (it pins its own SDK); the TypeScript SDK
+# peer its npm packages in the tests' cache. Then runs bench/workload/run.py.
+# Env: WORKLOAD_VENV, OFFICIAL_VENV, FASTMCP_VENV (where the venvs live), PYTHON.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 venv="${WORKLOAD_VENV:-$repo/.venv-workload}"
+ovenv="${OFFICIAL_VENV:-$repo/.venv-workload-official}"
 fvenv="${FASTMCP_VENV:-$repo/.venv-workload-fastmcp}"
 python="${PYTHON:-python3}"
-pins="mcp==2.3.0 httpx>=0.27 aiohttp>=3.9 hiredis>=2 redis>=5"
+pins="httpx>=0.27 aiohttp>=3.9 hiredis>=2 redis>=5"
+official="mcp==2.3.0"
 fastmcp="fastmcp==4.2.3"
 
 install() {  # venv stamp-text packages...
@@ -34,7 +39,9 @@ install() {  # venv stamp-text packages...
 
 hash="$(sha256sum "$repo/pyproject.toml" | cut -d' ' -f1)"
 # shellcheck disable=SC2086
-install "$venv" "$pins $hash" -e "$repo[http,redis]" $pins
+install "$venv" "$pins $hash" -e "$repo[http,redis,client]" $pins
+install "$ovenv" "$official $pins" "$official" $pins
+export WORKLOAD_OFFICIAL_PYTHON="$ovenv/bin/python"
 if [[ " $* " != *" --no-fastmcp "* ]]; then
     install "$fvenv" "$fastmcp $pins" "$fastmcp" "uvicorn>=0.30" "httptools>=0.6" "uvloop>=0.19" $pins
     export WORKLOAD_FASTMCP_PYTHON="$fvenv/bin/python"

@@ -188,4 +188,26 @@ def arguments(description: str) -> Any:
     parser.add_argument("--api", required=True, help="the API stand-in's base URL")
     parser.add_argument("--redis", required=True, help="redis://host:port/db")
     parser.add_argument("--stack", choices=STACKS, default="httpx")
+    parser.add_argument("--workers", type=int, default=1, help="processes serving the port")
     return parser.parse_args()
+
+
+ENV = ("WORKLOAD_API", "WORKLOAD_REDIS", "WORKLOAD_STACK")
+
+
+def export(args: Any) -> dict[str, str]:
+    """The settings a worker process (started by a supervisor, not by this command line)
+    reads back with `settings()`."""
+    import os  # noqa: PLC0415
+
+    values = dict(zip(ENV, (args.api, args.redis, args.stack), strict=True))
+    os.environ.update(values)
+    return values
+
+
+def settings() -> tuple[str, str, str]:
+    """(stack, api, redis URL) as `export` left them in the environment."""
+    import os  # noqa: PLC0415
+
+    api, redis_url, stack = (os.environ[k] for k in ENV)
+    return stack, api, redis_url

@@ -3,6 +3,9 @@ responses, one uvicorn worker; the stack's clients opened in the lifespan and re
 through ``ctx.lifespan_context``.
 
     python bench/workload/servers/fastmcp_server.py --port 8203 --api URL --redis URL
+
+With ``--workers N`` (N > 1) uvicorn's own workers serve the port (the way the
+published benchmark runs its FastMCP server), each building the app with `app()`.
 """
 
 from __future__ import annotations
@@ -43,11 +46,20 @@ def build(stack: str, api: str, redis_url: str) -> Any:
     return mcp
 
 
+def app() -> Any:
+    """The ASGI app, from the settings `_stacks.export` left (uvicorn's factory)."""
+    return build(*_stacks.settings()).http_app(path="/mcp", json_response=True, stateless_http=True)
+
+
 def main() -> None:
     args = _stacks.arguments(__doc__.splitlines()[0])
-    mcp = build(args.stack, args.api, args.redis)
-    app = mcp.http_app(path="/mcp", json_response=True, stateless_http=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    _stacks.export(args)
+    where = {"host": args.host, "port": args.port, "log_level": "warning", "access_log": False}
+    if args.workers == 1:
+        uvicorn.run(app(), **where)
+    else:
+        here = str(Path(__file__).resolve().parent)
+        uvicorn.run("fastmcp_server:app", factory=True, workers=args.workers, app_dir=here, **where)
 
 
 if __name__ == "__main__":

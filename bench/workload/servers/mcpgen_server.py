@@ -3,7 +3,11 @@ every tool reaches them through ``ctx.lifespan``.
 
     python bench/workload/servers/mcpgen_server.py --port 8201 --api URL --redis URL [--stack fast]
 
-One uvicorn worker (``server.run(transport="http")``). With ``WORKLOAD_PROFILE=<file>``
+One worker: ``server.run(transport="http")``. With ``--workers N`` (N > 1): ``mcpgen serve
+this-file:server --workers N --redis URL``, the way a user scales out: N processes on
+one port sharing legacy sessions through Redis (database 1 of the workload's Redis);
+each worker builds its server from the settings left in the environment (the module's
+``server`` attribute). With ``WORKLOAD_PROFILE=<file>``
 the process profiles itself (cProfile) from SIGUSR1 on and writes the statistics
 there when it stops.
 """
@@ -44,8 +48,23 @@ def build(stack: str, api: str, redis_url: str) -> Server:
     return server
 
 
+def __getattr__(name: str) -> Server:
+    """`server`, for `mcpgen serve` (built from the environment `_stacks.export` set)."""
+    if name != "server":
+        raise AttributeError(name)
+    return build(*_stacks.settings())
+
+
 def main() -> None:
     args: Any = _stacks.arguments(__doc__.splitlines()[0])
+    if args.workers > 1:
+        _stacks.export(args)
+        state = args.redis.rsplit("/", 1)[0] + "/1"
+        argv = [sys.executable, "-m", "mcpgen", "serve", f"{Path(__file__).resolve()}:server"]
+        argv += ["--transport", "http", "--host", args.host, "--port", str(args.port)]
+        argv += ["--workers", str(args.workers), "--redis", state]
+        os.environ.setdefault("MCPGEN_STATE_KEYS", "workload-" + "k" * 40)
+        os.execv(sys.executable, argv)
     server = build(args.stack, args.api, args.redis)
     profile = os.environ.get("WORKLOAD_PROFILE")
     if not profile:

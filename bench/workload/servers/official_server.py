@@ -3,6 +3,9 @@ one uvicorn worker; the stack's clients opened in the server's lifespan and reac
 through ``ctx.request_context.lifespan_context``.
 
     python bench/workload/servers/official_server.py --port 8202 --api URL --redis URL
+
+With ``--workers N`` (N > 1) uvicorn's own workers serve the port: each imports this
+module and builds the app with `app()` from the settings left in the environment.
 """
 
 from __future__ import annotations
@@ -43,11 +46,21 @@ def build(stack: str, api: str, redis_url: str) -> Any:
     return mcp
 
 
+def app() -> Any:
+    """The ASGI app, from the settings `_stacks.export` left (uvicorn's factory)."""
+    mcp = build(*_stacks.settings())
+    return mcp.streamable_http_app(json_response=True, stateless_http=True, host="127.0.0.1")
+
+
 def main() -> None:
     args = _stacks.arguments(__doc__.splitlines()[0])
-    mcp = build(args.stack, args.api, args.redis)
-    app = mcp.streamable_http_app(json_response=True, stateless_http=True, host=args.host)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    _stacks.export(args)
+    where = {"host": args.host, "port": args.port, "log_level": "warning", "access_log": False}
+    if args.workers == 1:
+        uvicorn.run(app(), **where)
+    else:
+        here = str(Path(__file__).resolve().parent)
+        uvicorn.run("official_server:app", factory=True, workers=args.workers, app_dir=here, **where)
 
 
 if __name__ == "__main__":

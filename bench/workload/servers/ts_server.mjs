@@ -3,10 +3,14 @@
 // example does. HTTP through Node's fetch (undici, keep-alive), Redis through one
 // ioredis client shared by every request.
 //
-//   node bench/workload/servers/ts_server.mjs --port 8204 --api URL --redis URL
+//   node bench/workload/servers/ts_server.mjs --port 8204 --api URL --redis URL [--workers N]
+//
+// With --workers N (N > 1) Node's cluster module forks N processes sharing the port
+// (the primary hands out connections; it serves none itself).
 //
 // NODE_PATH must name the node_modules holding @modelcontextprotocol/sdk, express,
 // zod and ioredis (bench/workload/run.sh installs them).
+import cluster from "node:cluster";
 import { createRequire } from "node:module";
 import path from "node:path";
 
@@ -85,4 +89,10 @@ app.post("/mcp", async (req, res) => {
   await transport.handleRequest(req, res, req.body);
 });
 app.delete("/mcp", (req, res) => res.status(405).end());
-app.listen(Number(args.port), args.host || "127.0.0.1");
+const workers = Number(args.workers || 1);
+if (workers > 1 && cluster.isPrimary) {
+  for (let i = 0; i < workers; i++) cluster.fork();
+  process.on("SIGTERM", () => { for (const w of Object.values(cluster.workers)) w.kill("SIGTERM"); process.exit(0); });
+} else {
+  app.listen(Number(args.port), args.host || "127.0.0.1");
+}
