@@ -111,6 +111,31 @@ def wait_port(port: int, proc: subprocess.Popen[bytes], what: str, seconds: floa
     raise SystemExit(f"{what} not listening after {seconds:.0f} s")
 
 
+def wait_answers(port: int, what: str, seconds: float = 120) -> None:
+    """Until the server answers an `initialize` (a supervisor's socket listens before
+    its workers have started)."""
+    import http.client  # noqa: PLC0415
+
+    body = json.dumps({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "ready", "version": "1"}},
+    })  # fmt: skip
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError, http.client.HTTPException):
+            conn = http.client.HTTPConnection(HOST, port, timeout=5)
+            try:
+                conn.request("POST", "/mcp", body, headers)
+                if conn.getresponse().status == 200:
+                    return
+            finally:
+                conn.close()
+        time.sleep(0.2)
+    raise SystemExit(f"{what} does not answer initialize after {seconds:.0f} s")
+
+
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS
@@ -228,6 +253,7 @@ def start_server(
     argv += ["--api", stack.api, "--redis", stack.redis_url, "--stack", spec.stack]
     argv += ["--workers", str(workers)]
     stack.start(spec.name, argv, port, {**spec.env, **(env or {})}, wait)
+    wait_answers(port, spec.label, wait)
     return port
 
 

@@ -22,7 +22,10 @@ venv="${WORKLOAD_VENV:-$repo/.venv-workload}"
 ovenv="${OFFICIAL_VENV:-$repo/.venv-workload-official}"
 fvenv="${FASTMCP_VENV:-$repo/.venv-workload-fastmcp}"
 python="${PYTHON:-python3}"
-pins="httpx>=0.27 aiohttp>=3.9 hiredis>=2 redis>=5"
+# One redis-py for every server: 5.2.1, the lightest and cheapest per command of the
+# versions measured (docs/guide/fast-io.md: 7.x and 8.x spend more CPU per command and
+# load more modules); every server's tools use the same client, so none gains by it.
+pins="httpx>=0.27 aiohttp>=3.9 hiredis>=2 redis==5.2.1"
 official="mcp==2.3.0"
 fastmcp="fastmcp==4.2.3"
 

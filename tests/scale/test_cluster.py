@@ -343,6 +343,8 @@ def test_serve_runs_workers_on_one_port_sharing_redis(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         _wait(lambda: len(_fd_workers(proc.pid)) == 2 and not refused(port), "two workers")
+        # Each worker runs the lean entry point, without the command line's packages.
+        assert all(b"mcpgen.cli._worker" in _cmdline_of(pid) for pid in _fd_workers(proc.pid))
 
         async def calls(client: Client, tag: str) -> None:
             for n in range(4):

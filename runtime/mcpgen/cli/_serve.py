@@ -10,12 +10,8 @@ starts whatever directory the MCP client launches it from).
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import os
 import sys
-from pathlib import Path
-from types import ModuleType
 from typing import Annotated, Any
 
 import typer
@@ -33,70 +29,11 @@ from mcpgen.cli._serve_auth import (
     ScopeOpt,
     auth_settings,
 )
+from mcpgen.cli._load import load_server, split_spec
 from mcpgen.cli._workers import REDIS_ENV, Supervisor, bind, serve_socket, share_state_keys
-from mcpgen.server._run import importing_for_serve
-from mcpgen.server._server import Server
 from mcpgen.stores import InMemoryKeyRing
 
 __all__ = ["load_server", "serve", "split_spec"]
-
-DEFAULT_ATTRS = ("server", "mcp")
-
-
-def split_spec(spec: str) -> tuple[str, str | None]:
-    """(module or file, attribute or None); a drive letter's colon is not a separator."""
-    where, sep, attr = spec.rpartition(":")
-    if sep and attr.isidentifier() and where:
-        return where, attr
-    return spec, None
-
-
-def _is_file(where: str) -> bool:
-    return where.endswith(".py") or os.sep in where or "/" in where
-
-
-def _import_file(path: Path) -> ModuleType:
-    if not path.is_file():
-        raise LookupError(f"no such file: {path}")
-    name = f"mcpgen_served_{path.stem}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise LookupError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    sys.path.insert(0, str(path.parent))
-    spec.loader.exec_module(module)
-    return module
-
-
-def _import(where: str) -> ModuleType:
-    if _is_file(where):
-        return _import_file(Path(where).resolve())
-    try:
-        return importlib.import_module(where)
-    except ModuleNotFoundError as exc:
-        if exc.name is not None and where.startswith(exc.name):
-            raise LookupError(f"no module named {where!r}") from None
-        raise
-
-
-def load_server(spec: str, paths: list[str] | None = None) -> Server:
-    """The `Server` SPEC names (see the module docstring); LookupError when it cannot."""
-    where, attr = split_spec(spec)
-    for extra in reversed([*(paths or []), os.getcwd()]):
-        if extra not in sys.path:
-            sys.path.insert(0, extra)
-    with importing_for_serve(where):
-        module = _import(where)
-    names = (attr,) if attr else DEFAULT_ATTRS
-    for name in names:
-        found = getattr(module, name, None)
-        if isinstance(found, Server):
-            return found
-        if found is not None:
-            raise LookupError(f"{where}:{name} is a {type(found).__name__}, not an mcpgen.Server")
-    raise LookupError(f"{where} has no {' or '.join(names)}: name the server, e.g. {where}:app")
-
 
 def serve(
     spec: Annotated[str, typer.Argument(help="module:server, or path/to/file.py:server")],
@@ -234,7 +171,7 @@ def _serve_workers(
     except OSError as exc:
         typer.echo(f"error: cannot listen on {host}:{port}: {exc}", err=True)
         raise typer.Exit(2) from None
-    argv = [sys.executable, "-m", "mcpgen", "serve", spec, "--transport", "http"]
+    argv = [sys.executable, "-m", "mcpgen.cli._worker", spec]  # without typer: lean workers
     for extra in paths:
         argv += ["--path", os.path.abspath(extra)]
     if drain_seconds is not None:

@@ -38,6 +38,7 @@ __all__ = ["ServedApp", "uvicorn_server"]
 
 log = logging.getLogger("mcpgen.http")
 _LINGER = 2.0  # seconds a connection accepted before a shutdown may take to send its request
+_ACCESS_LEVELS = ("trace", "debug", "info")  # uvicorn's levels that show access lines
 _TIMEOUT = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
 _TOO_LARGE = (
     b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
@@ -145,6 +146,10 @@ def uvicorn_server(
     config.setdefault("timeout_keep_alive", options.idle_connection_seconds)
     config.setdefault("limit_concurrency", options.max_connections)
     config.setdefault("h11_max_incomplete_event_size", options.max_header_bytes)
+    # An access line per request only where the log level shows it: below that uvicorn
+    # still builds each line's arguments before the logger drops it.
+    level = str(config.get("log_level", "info")).lower()
+    config.setdefault("access_log", level in _ACCESS_LEVELS)
     config["http"] = _bounded(
         config.get("http", "auto"), options.header_timeout_seconds, options.max_header_bytes
     )
@@ -187,20 +192,28 @@ def _bounded(http: Any, seconds: float, most: int) -> Any:
     and size bound; a protocol this module does not know is left as it is (logged)."""
     from uvicorn.config import HTTP_PROTOCOLS  # noqa: PLC0415 (the http extra)
     from uvicorn.importer import import_from_string  # noqa: PLC0415
-    from uvicorn.protocols.http.h11_impl import H11Protocol  # noqa: PLC0415
 
-    known: tuple[type[asyncio.Protocol], ...] = (H11Protocol,)
-    try:
-        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol  # noqa: PLC0415
-    except ImportError:  # httptools is not installed
-        pass
-    else:
-        known = (H11Protocol, HttpToolsProtocol)
     base = import_from_string(HTTP_PROTOCOLS.get(http, http)) if isinstance(http, str) else http
-    if not (isinstance(base, type) and issubclass(base, known)):
+    if not (isinstance(base, type) and issubclass(base, _known_protocols(base))):
         log.warning("no header deadline for the HTTP protocol %r: bound it in a proxy", http)
         return http
     return _with_deadline(base, seconds, most)
+
+
+def _known_protocols(base: type[Any]) -> tuple[type[Any], ...]:
+    """uvicorn's protocol classes `base` may derive from, importing only the module
+    `base` comes from (the h11 package stays unloaded when httptools serves)."""
+    if base.__module__ == "uvicorn.protocols.http.httptools_impl":
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol  # noqa: PLC0415
+
+        return (HttpToolsProtocol,)
+    from uvicorn.protocols.http.h11_impl import H11Protocol  # noqa: PLC0415
+
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol  # noqa: PLC0415
+    except ImportError:  # httptools is not installed
+        return (H11Protocol,)
+    return (H11Protocol, HttpToolsProtocol)
 
 
 def _with_deadline(base: type[Any], seconds: float, most: int) -> type[asyncio.Protocol]:
