@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from mcpgen import Server, audio, resource_link, text
+from mcpgen._server._methods import initialize_result
 from tests.server.harness import Client, notification, request
 
 
@@ -241,3 +242,31 @@ def test_bad_initialize_params(client: Client) -> None:
         b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}'
     )
     assert r is not None and r["error"]["code"] == -32602
+
+
+def test_initialize_follows_what_the_server_offers_now() -> None:
+    """Each session's handshake is built once per revision and reused: a feature added
+    later, or new info and instructions (a proxy adopts its upstream's), show in the
+    next session's answer."""
+    server = Server("before", "1")
+    first = Client(server).initialize()["result"]
+    assert "tools" not in first["capabilities"]
+    assert Client(server).initialize()["result"] == first
+    built = initialize_result(server.core, "2025-11-25")
+    assert initialize_result(server.core, "2025-11-25") is built  # reused, not rebuilt
+
+    @server.tool
+    def ping_back() -> str:
+        """Pong."""
+        return "pong"
+
+    later = Client(server).initialize()["result"]
+    assert later["capabilities"]["tools"] == {"listChanged": True}
+    core = server.core
+    core.info = type(core.info)(name="after", version="2")
+    core.instructions = "New instructions."
+    renamed = Client(server).initialize()["result"]
+    assert renamed["serverInfo"] == {"name": "after", "version": "2"}
+    assert renamed["instructions"] == "New instructions."
+    older = Client(server).initialize("2024-11-05")["result"]
+    assert older["protocolVersion"] == "2024-11-05" and older["serverInfo"]["name"] == "after"

@@ -137,3 +137,14 @@ def test_the_old_sse_transport_bounds_the_open_streams_of_a_client() -> None:
             await exchange.disconnect()
 
     asyncio.run(scenario())
+
+
+def test_an_address_key_is_worked_out_once() -> None:
+    """The key of an address repeats on every session a client opens: parsed once."""
+    from mcpgen.stores._quota import _address_key, client_key
+
+    _address_key.cache_clear()
+    keys = [client_key(None, "2001:db8::7") for _ in range(3)]
+    assert keys == ["a:2001:db8::/64"] * 3
+    assert _address_key.cache_info().hits == 2
+    assert client_key("alice", "2001:db8::7") == "p:alice"

@@ -172,6 +172,8 @@ class ServerCore:
         self._pages: dict[tuple[str, str, int, frozenset[str] | None], bytes] = {}
         self._discover: bytes | None = None
         self._caps: dict[str, Any] | None = None
+        # revision -> (capabilities, info, instructions, its InitializeResult built from them)
+        self.handshakes: dict[str, tuple[Any, Any, str | None, Any]] = {}
         self._features: dict[str, bool] = {}
         # Whether any feature needs a scope (else authorization judges nothing).
         self.scoped = scoped(registry)

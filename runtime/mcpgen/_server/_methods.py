@@ -338,16 +338,26 @@ def check_headers(core: ServerCore, method: str, params: Any, headers: dict[str,
 
 
 def initialize_result(core: ServerCore, version: str) -> Any:
-    """The legacy handshake's answer, as `version`'s own InitializeResult."""
+    """The legacy handshake's answer, as `version`'s own InitializeResult: built once
+    per revision and reused while the capabilities, info and instructions it was built
+    from stay the same (a legacy client starts every session with it; it is only
+    encoded, never changed)."""
+    every = core.capabilities()
+    known = core.handshakes.get(version)
+    if known is not None and known[0] is every and known[1] is core.info:
+        if known[2] == core.instructions:
+            return known[3]
     module = proto.legacy_module(version)
-    caps = {k: v for k, v in core.capabilities().items() if k != "extensions"}
-    return module.InitializeResult(
+    caps = {k: v for k, v in every.items() if k != "extensions"}
+    result = module.InitializeResult(
         protocol_version=version,
         # The revision's own types keep only the keys it defines.
         capabilities=msgspec.convert(caps, module.ServerCapabilities),
         server_info=msgspec.convert(msgspec.to_builtins(core.info), module.Implementation),
         instructions=UNSET if core.instructions is None else core.instructions,
     )
+    core.handshakes[version] = (every, core.info, core.instructions, result)
+    return result
 
 
 # -- the table ---------------------------------------------------------------------------------

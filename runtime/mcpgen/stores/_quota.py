@@ -9,6 +9,7 @@ principal that happens to read like an address never shares an address's quota.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 
 __all__ = ["client_key"]
@@ -21,6 +22,11 @@ def client_key(principal: str | None, address: str | None) -> str | None:
         return "p:" + principal
     if not address:
         return None
+    return _address_key(address)
+
+
+@functools.lru_cache(maxsize=1024)  # a server sees the same few addresses again and again
+def _address_key(address: str) -> str:
     try:
         ip = ipaddress.ip_address(address)
     except ValueError:
