@@ -26,7 +26,8 @@ def _text(x: float, y: float, body: str, size: int = 12, anchor: str = "start") 
 
 
 def _bar(x: float, y: float, w: float, colour: str) -> str:
-    return f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(w, 0.5):.1f}" height="{BAR_H}" fill="{colour}"/>'
+    width = max(w, 0.5)
+    return f'<rect x="{x:.1f}" y="{y:.1f}" width="{width:.1f}" height="{BAR_H}" fill="{colour}"/>'
 
 
 def _throughput(results: dict[str, Any], top: float) -> tuple[list[str], float]:
@@ -76,8 +77,13 @@ def _multiples(
         return [], top
     peak = max(v for _, v, _ in bars)
     out = [
-        _text(10, top + 14, "Times the Python server (FastMCP), legacy flow: "
-              "published run (another machine) and this run", 14)  # fmt: skip
+        _text(
+            10,
+            top + 14,
+            "Times the Python server (FastMCP), legacy flow: "
+            "published run (another machine) and this run",
+            14,
+        )
     ]
     y = top + 30
     for label, value, colour in bars:

@@ -76,7 +76,9 @@ class Driver:
         if kind == "modern":
             body = self.call_body(True)
             headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call"}
-            status, _, answer = self.send("POST", body, {**headers, "Mcp-Name": body["params"]["name"]})
+            status, _, answer = self.send(
+                "POST", body, {**headers, "Mcp-Name": body["params"]["name"]}
+            )
             return self.check_call(status, answer)
         init = {
             "jsonrpc": "2.0",

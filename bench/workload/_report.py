@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _chart  # noqa: E402
+import _chart
 
 START = "<!-- workload:start (bench/workload/run.sh writes this section) -->"
 END = "<!-- workload:end -->"

@@ -6,6 +6,7 @@ count."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -59,3 +60,33 @@ def test_a_serve_worker_loads_no_command_line_package() -> None:
         "print(json.dumps(sorted(m for m in ('typer', 'rich', 'click') if m in sys.modules)))\n"
     )
     assert loaded == []
+
+
+def test_an_async_tool_call_waits_without_a_task_of_its_own() -> None:
+    """While a modern `tools/call` runs, the request waits on its response stream's
+    waiter: the only tasks are the request's, the tool's and the disconnect watch (no
+    task parked on an `Event.wait`)."""
+    from tests.transports.asgidriver import post
+    from tests.transports.httpharness import MODERN, modern_headers
+
+    server = Server("lean", "1")
+    seen: list[list[str]] = []
+
+    @server.tool
+    async def look() -> str:
+        """The tasks alive now."""
+        await asyncio.sleep(0)
+        seen.append(sorted(t.get_coro().__qualname__ for t in asyncio.all_tasks()))
+        return "looked"
+
+    async def scenario() -> tuple[int, bytes]:
+        app = server.asgi_app()
+        params = {"name": "look", "arguments": {}, "_meta": MODERN}
+        frame = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+        status, _, body = await post(app, modern_headers("tools/call", "look"), frame)
+        return status, body
+
+    status, body = asyncio.run(scenario())
+    assert status == 200 and b"looked" in body
+    assert seen and not [name for name in seen[0] if name == "Event.wait"], seen
+    assert "disconnected" in seen[0]

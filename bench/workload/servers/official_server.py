@@ -60,7 +60,9 @@ def main() -> None:
         uvicorn.run(app(), **where)
     else:
         here = str(Path(__file__).resolve().parent)
-        uvicorn.run("official_server:app", factory=True, workers=args.workers, app_dir=here, **where)
+        uvicorn.run(
+            "official_server:app", factory=True, workers=args.workers, app_dir=here, **where
+        )
 
 
 if __name__ == "__main__":

@@ -344,9 +344,9 @@ def initialize_result(core: ServerCore, version: str) -> Any:
     encoded, never changed)."""
     every = core.capabilities()
     known = core.handshakes.get(version)
-    if known is not None and known[0] is every and known[1] is core.info:
-        if known[2] == core.instructions:
-            return known[3]
+    same = known is not None and known[0] is every and known[1] is core.info
+    if same and known is not None and known[2] == core.instructions:
+        return known[3]
     module = proto.legacy_module(version)
     caps = {k: v for k, v in every.items() if k != "extensions"}
     result = module.InitializeResult(

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from mcpgen._errors import ConfigurationError
+from mcpgen.cli._load import load_server, split_spec
 from mcpgen.cli._serve_auth import (
     AuthOptions,
     ClientIdOpt,
@@ -29,11 +30,11 @@ from mcpgen.cli._serve_auth import (
     ScopeOpt,
     auth_settings,
 )
-from mcpgen.cli._load import load_server, split_spec
 from mcpgen.cli._workers import REDIS_ENV, Supervisor, bind, serve_socket, share_state_keys
 from mcpgen.stores import InMemoryKeyRing
 
 __all__ = ["load_server", "serve", "split_spec"]
+
 
 def serve(
     spec: Annotated[str, typer.Argument(help="module:server, or path/to/file.py:server")],

@@ -119,17 +119,19 @@ class ResponseStream(Channel):
         if waiter is not None and not waiter.done():
             waiter.set_result(True)
 
-    async def idle(self, timeout: float) -> bool:
+    async def idle(self, timeout: float | None) -> bool:
         """Wait until a frame or the reply comes or `wake` is called (True), or
-        `timeout` seconds pass (False). One future and one timer: a fan-out to
-        thousands of streams wakes each writer without a task or an `asyncio.wait`."""
+        `timeout` seconds pass (False; None: no limit). One future and one timer: a
+        fan-out to thousands of streams wakes each writer without a task or an
+        `asyncio.wait`."""
         loop = asyncio.get_running_loop()
         waiter = self._waiter = loop.create_future()
-        timer = loop.call_later(timeout, _expire, waiter)
+        timer = None if timeout is None else loop.call_later(timeout, _expire, waiter)
         try:
             woken: bool = await waiter
         finally:
-            timer.cancel()
+            if timer is not None:
+                timer.cancel()
             self._waiter = None
         return woken
 
@@ -293,19 +295,25 @@ async def disconnected(receive: Receive) -> None:
 
 async def work_or_leave(
     work: asyncio.Future[Any],
-    wakeup: asyncio.Event,
+    stream: ResponseStream,
     receive: Receive,
     on_disconnect: Callable[[], None] | None,
 ) -> bool:
-    """Wait until `work` ends or `wakeup` is set; with `on_disconnect`, call it and
-    return True if the client disconnects first (its request is cancelled)."""
-    waiter = asyncio.ensure_future(wakeup.wait())
-    waits: set[asyncio.Future[Any]] = {work, waiter}
+    """Wait until `work` ends or `stream` holds a frame or its reply; with
+    `on_disconnect`, call it and return True if the client disconnects first (its
+    request is cancelled). The stream's own waiter, woken by a frame, the reply or a
+    done callback: no task or `asyncio.wait` besides the disconnect watch."""
     gone = None if on_disconnect is None else asyncio.ensure_future(disconnected(receive))
-    if gone is not None:
-        waits.add(gone)
-    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-    waiter.cancel()
+    if not (work.done() or stream.events or stream.final is not None):
+        work.add_done_callback(stream.wake)
+        if gone is not None:
+            gone.add_done_callback(stream.wake)
+        try:
+            await stream.idle(None)
+        finally:
+            work.remove_done_callback(stream.wake)
+            if gone is not None:
+                gone.remove_done_callback(stream.wake)
     if gone is None:
         return False
     if not gone.done():

@@ -348,7 +348,7 @@ class McpAsgiApp:
         # Answer in JSON if the work ends before it emits anything; a modern client that
         # leaves meanwhile (a timeout, a cancel) cancels it.
         silent = task is not None and json_ok and not channel.events and channel.final is None
-        if silent and await work_or_leave(task, channel.wakeup, receive, on_disconnect):  # type: ignore[arg-type]
+        if silent and await work_or_leave(task, channel, receive, on_disconnect):  # type: ignore[arg-type]
             return
         done = task is None or task.done()
         unanswered(self, channel, task)
