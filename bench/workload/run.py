@@ -312,9 +312,13 @@ def rounds(stack: Stack, chosen: list[Spec], workers: int, args: argparse.Namesp
     try:
         for spec in chosen:  # warm-up, and a first check of every answer
             for flow in runs[spec.name]:
-                warm = wrk(ports[spec.name], flow, min(2, args.connections), 2, args.products)[0]
-                if warm["errors"] or not warm["calls"]:
-                    raise SystemExit(f"{spec.label} ({flow}): {warm['first_error'] or 'no calls'}")
+                for _ in range(5):  # a first call may wait for lazy imports: allow a few
+                    warm = wrk(ports[spec.name], flow, min(2, args.connections), 3, args.products)
+                    if warm[0]["calls"] or warm[0]["errors"]:
+                        break
+                if warm[0]["errors"] or not warm[0]["calls"]:
+                    why = warm[0]["first_error"] or "no calls"
+                    raise SystemExit(f"{spec.label} ({flow}): {why}")
         order = list(chosen)
         for number in range(args.rounds):
             for flow in args.flows:
