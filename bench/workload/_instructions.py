@@ -80,16 +80,9 @@ class Driver:
                 "POST", body, {**headers, "Mcp-Name": body["params"]["name"]}
             )
             return self.check_call(status, answer)
-        init = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": LEGACY,
-                "capabilities": {},
-                "clientInfo": {"name": "instructions", "version": "1"},
-            },
-        }
+        import run as runner  # noqa: PLC0415
+
+        init = runner.initialize_frame("instructions", LEGACY)
         status, session, answer = self.send("POST", init, {})
         if status != 200 or b"protocolVersion" not in answer:
             raise SystemExit(f"initialize answered {status}: {answer[:200]!r}")

@@ -56,6 +56,12 @@ PUBLISHED = {
 PUBLISHED_BASE = "Python (FastMCP, 4 workers)"
 
 
+def _socket(row: dict[str, Any]) -> str:
+    """Requests wrk gave up on (a timeout, a reset): not answers that failed the check."""
+    count = row.get("socket_errors", 0)
+    return f" (+{count} socket errors)" if count else ""
+
+
 def _flow_table(results: dict[str, Any], workers: str, flow: str) -> list[str]:
     summary, labels = results["summary"][workers], results["servers"]
     base = summary.get("official", {}).get(flow)
@@ -65,7 +71,7 @@ def _flow_table(results: dict[str, Any], workers: str, flow: str) -> list[str]:
         "API stand-in / Redis / wrk)",
         "",
         "| server | tool calls/s | vs official | server CPU s per 1,000 calls "
-        "| official / this | RSS MB per worker | p50 ms | p99 ms | errors | CPU shares |",
+        "| official / this | RSS MB per worker | p50 ms | p99 ms | failed answers | CPU shares |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, label in labels.items():
@@ -80,7 +86,7 @@ def _flow_table(results: dict[str, Any], workers: str, flow: str) -> list[str]:
             f"{_ratio(row['calls_per_s'], base and base['calls_per_s'])} | "
             f"{row['cpu_s_per_1000']:.3f} | {cpu_ratio} | {row['rss_mb']:.0f} | "
             f"{row['p50_us'] / 1000:.2f} | {row['p99_us'] / 1000:.2f} | {row['errors']} "
-            f"of {row['calls']:,} | {shares} |"
+            f"of {row['calls']:,}{_socket(row)} | {shares} |"
         )
     return [*lines, "", bound(results, flow, workers), ""]
 

@@ -20,6 +20,11 @@ import pytest
 from tests.conftest import need
 
 WORKLOAD = Path(__file__).resolve().parents[2] / "bench" / "workload"
+ROW = {
+    "calls_per_s": 100.0, "cpu_s_per_1000": 2.0, "p50_us": 1000, "p99_us": 5000,
+    "rss_mb": 50.0, "errors": 0, "calls": 1000,
+    "cpu_share": {"server": 0.9, "api": 0.1, "redis": 0.05, "wrk": 0.1},
+}  # fmt: skip
 
 
 def _report() -> ModuleType:
@@ -50,7 +55,7 @@ def test_the_harness_runs_both_flows_without_errors_and_writes_its_results(
     for workers in ("1", "2"):
         for flow in ("legacy", "modern"):
             row = results["summary"][workers]["mcpgen-httpx"][flow]
-            assert row["errors"] == 0
+            assert row["errors"] == 0 and row["socket_errors"] == 0
             assert row["calls"] > 0 and row["cpu_s_per_1000"] > 0 and row["rss_mb"] > 0
             assert row["p99_us"] >= row["p50_us"] > 0
     for flow in ("legacy", "modern"):
@@ -69,11 +74,7 @@ def test_the_harness_runs_both_flows_without_errors_and_writes_its_results(
 
 def test_the_section_is_replaced_in_place_on_a_rerun(tmp_path: Path) -> None:
     report = _report()
-    row = {
-        "calls_per_s": 100.0, "cpu_s_per_1000": 2.0, "p50_us": 1000, "p99_us": 5000,
-        "rss_mb": 50.0, "errors": 0, "calls": 1000,
-        "cpu_share": {"server": 0.9, "api": 0.1, "redis": 0.05, "wrk": 0.1},
-    }  # fmt: skip
+    row = dict(ROW)
     results = {
         "when": "now", "servers": {"official": "official", "mcpgen-fast": "fast"},
         "machine": {"cpus": 2, "loadavg_before": ["1", "1", "1"], "python": "3"},
@@ -103,11 +104,7 @@ def test_the_section_is_replaced_in_place_on_a_rerun(tmp_path: Path) -> None:
 
 def test_the_published_figures_sit_beside_ours_as_multiples_of_fastmcp() -> None:
     report = _report()
-    row = {
-        "calls_per_s": 100.0, "cpu_s_per_1000": 2.0, "p50_us": 1000, "p99_us": 5000,
-        "rss_mb": 50.0, "errors": 0, "calls": 1000,
-        "cpu_share": {"server": 0.9, "api": 0.1, "redis": 0.05, "wrk": 0.1},
-    }  # fmt: skip
+    row = dict(ROW)
     results = {
         "servers": {"fastmcp": "FastMCP 4.2.3", "mcpgen-fast": "fast"},
         "summary": {w: {"fastmcp": {"legacy": row},

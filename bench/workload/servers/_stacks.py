@@ -213,3 +213,19 @@ def settings() -> tuple[str, str, str]:
 
     api, redis_url, stack = (os.environ[k] for k in ENV)
     return stack, api, redis_url
+
+
+def serve_uvicorn(module: str, factory: Any, args: Any) -> None:
+    """Serve `factory()` (an ASGI app) under uvicorn: in this process for one worker,
+    else through uvicorn's own workers, each importing `module` and calling its `app`."""
+    from pathlib import Path  # noqa: PLC0415
+
+    import uvicorn  # noqa: PLC0415
+
+    export(args)
+    where = {"host": args.host, "port": args.port, "log_level": "warning", "access_log": False}
+    if args.workers == 1:
+        uvicorn.run(factory(), **where)
+        return
+    here = str(Path(__file__).resolve().parent)
+    uvicorn.run(f"{module}:app", factory=True, workers=args.workers, app_dir=here, **where)

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -53,16 +52,7 @@ def app() -> Any:
 
 
 def main() -> None:
-    args = _stacks.arguments(__doc__.splitlines()[0])
-    _stacks.export(args)
-    where = {"host": args.host, "port": args.port, "log_level": "warning", "access_log": False}
-    if args.workers == 1:
-        uvicorn.run(app(), **where)
-    else:
-        here = str(Path(__file__).resolve().parent)
-        uvicorn.run(
-            "official_server:app", factory=True, workers=args.workers, app_dir=here, **where
-        )
+    _stacks.serve_uvicorn("official_server", app, _stacks.arguments(__doc__.splitlines()[0]))
 
 
 if __name__ == "__main__":
