@@ -16,6 +16,7 @@ roll) are printed, and docs/performance.md quotes a run.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import re
 import signal
@@ -133,7 +134,14 @@ def _nothing_dropped(outcome: Outcome, layout: str) -> None:
     assert load.requests > 100 and during
     # The resumable stream: every change heard once, no event id skipped or repeated.
     assert len(heard) == load.changes_made, (len(heard), load.changes_made)
-    assert numbers == list(range(numbers[0], numbers[0] + len(numbers))), numbers
+    assert sorted(numbers) == list(range(min(numbers), min(numbers) + len(numbers))), numbers
+    # In order, except one known race (docs/guide/scale-out.md): a change published just
+    # before a GET opened, handed in to the log by another worker after this one primed
+    # the stream, arrives after the priming event although its id is lower. So the only
+    # event allowed to come before a lower id is a priming event (an id without data).
+    events = [(int(eid.rpartition(".")[2]), message) for eid, message in load.stream if eid]
+    for (before, message), (after, _) in itertools.pairwise(events):
+        assert before < after or not message, numbers
     assert load.reconnects >= 1  # its worker was rolled: it resumed on another
     # Listen streams end with their final result when their worker drains.
     assert load.listens and all(how == "result" for how in load.listens), load.listens
