@@ -342,21 +342,20 @@ def initialize_result(core: ServerCore, version: str) -> Any:
     per revision and reused while the capabilities, info and instructions it was built
     from stay the same (a legacy client starts every session with it; it is only
     encoded, never changed)."""
-    every = core.capabilities()
-    known = core.handshakes.get(version)
-    same = known is not None and known[0] is every and known[1] is core.info
-    if same and known is not None and known[2] == core.instructions:
-        return known[3]
+    every, info, instructions = core.capabilities(), core.info, core.instructions
+    built = core.handshakes.get(version)
+    if built is not None and built[:3] == (every, info, instructions):
+        return built[3]
     module = proto.legacy_module(version)
     caps = {k: v for k, v in every.items() if k != "extensions"}
     result = module.InitializeResult(
         protocol_version=version,
         # The revision's own types keep only the keys it defines.
         capabilities=msgspec.convert(caps, module.ServerCapabilities),
-        server_info=msgspec.convert(msgspec.to_builtins(core.info), module.Implementation),
-        instructions=UNSET if core.instructions is None else core.instructions,
+        server_info=msgspec.convert(msgspec.to_builtins(info), module.Implementation),
+        instructions=UNSET if instructions is None else instructions,
     )
-    core.handshakes[version] = (every, core.info, core.instructions, result)
+    core.handshakes[version] = (every, info, instructions, result)
     return result
 
 
