@@ -26,6 +26,7 @@ from mcpgen import (
     InputRequired,
     McpError,
     ProtocolViolationError,
+    Proxy,
     RequestTimeoutError,
     Server,
     TaskCancelledError,
@@ -290,6 +291,27 @@ def test_a_2025_11_25_task_only_tool_over_streamable_http(tmp_path: Path) -> Non
                 await _legacy_checks(c, sent, asked)
 
         run(main())
+
+
+@pytest.mark.slow
+@pytest.mark.needs_node
+def test_a_proxy_forwards_a_2025_11_25_task_only_tool() -> None:
+    """The proxy's upstream client runs the tool as a task; the task's elicitation reaches
+    the downstream client through the proxy, in either era."""
+
+    async def main() -> None:
+        for era in ("modern", "legacy"):
+            asked = Clarify()
+            proxy = Proxy([*_everything(), "stdio"], upstream_era="legacy", timeout=30)
+            client = Client.memory(
+                proxy, era=era, on_elicitation=asked, on_roots=lambda: [], timeout=30
+            )
+            async with client as c:
+                result = await c.call_tool(RESEARCH, {"topic": "owls", "ambiguous": True})
+                assert "# Research Report: owls (historical)" in text(result), era
+                assert len(asked.asked) == 1, era
+
+    run(main())
 
 
 # Node servers bind every interface by default; the tests keep them on loopback.
