@@ -303,9 +303,7 @@ def test_a_proxy_forwards_a_2025_11_25_task_only_tool() -> None:
         for era in ("modern", "legacy"):
             asked = Clarify()
             proxy = Proxy([*_everything(), "stdio"], upstream_era="legacy", timeout=30)
-            client = Client.memory(
-                proxy, era=era, on_elicitation=asked, on_roots=list, timeout=30
-            )
+            client = Client.memory(proxy, era=era, on_elicitation=asked, on_roots=list, timeout=30)
             async with client as c:
                 result = await c.call_tool(RESEARCH, {"topic": "owls", "ambiguous": True})
                 assert "# Research Report: owls (historical)" in text(result), era
