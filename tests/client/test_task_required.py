@@ -325,7 +325,7 @@ net.Server.prototype.listen = function (...args) {
 
 
 # -- the sans-I/O readers --------------------------------------------------------------------------
-TASK = {
+TASK: dict[str, Any] = {
     "taskId": "t1",
     "status": "working",
     "createdAt": "2026-01-01T00:00:00Z",
@@ -336,7 +336,7 @@ TASK = {
 
 
 def test_the_2025_11_25_shapes_read_as_the_extensions() -> None:
-    offered = {"tasks": {"requests": {"tools": {"call": {}}}}}
+    offered: dict[str, Any] = {"tasks": {"requests": {"tools": {"call": {}}}}}
     assert legacy_offered("2025-11-25", offered)
     assert not legacy_offered("2025-06-18", offered)  # no core tasks before 2025-11-25
     assert not legacy_offered("2025-11-25", {"tasks": {"list": {}}})
@@ -383,7 +383,9 @@ def test_the_2025_11_25_shapes_read_as_the_extensions() -> None:
 
 
 def test_a_refusal_for_want_of_the_extension() -> None:
-    tasks = {"requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}}
+    tasks: dict[str, Any] = {
+        "requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    }
     assert tasks_required(McpError(-32021, "needs tasks", tasks))
     assert not tasks_required(McpError(-32021, "needs roots", {"requiredCapabilities": {}}))
     assert not tasks_required(McpError(-32602, "bad", tasks))
