@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,7 @@ from mcpgen._client._tasks import (
 from mcpgen_types import ext_tasks as x
 from mcpgen_types import latest as t
 from tests import tooling
-from tests.processes import http_server
+from tests.processes import LOOPBACK_ONLY, http_server
 from tests.transports.httpharness import serve
 
 FORM = {"type": "object", "properties": {"v": {"type": "string"}}}
@@ -116,6 +117,19 @@ def run(coro: Any) -> Any:
     return asyncio.run(asyncio.wait_for(coro, 60))
 
 
+def over_http(client: Client) -> Callable[[Callable[[Client], Awaitable[None]]], None]:
+    """Run checks on `client` once connected."""
+
+    def checked(checks: Callable[[Client], Awaitable[None]]) -> None:
+        async def main() -> None:
+            async with client as c:
+                await checks(c)
+
+        run(main())
+
+    return checked
+
+
 def text(result: t.CallToolResult) -> str:
     block = result.content[0]
     assert isinstance(block, t.TextContent)
@@ -155,15 +169,9 @@ def test_a_task_only_tool_is_called_like_any_other_over_streamable_http() -> Non
     server, seen = build()
     sent = Sent()
     with serve(server.asgi_app()) as (url, _):
-
-        async def main() -> None:
-            client = Client.http(
-                url, era="modern", on_elicitation=answer, middleware=[sent], timeout=20
-            )
-            async with client as c:
-                await _modern_checks(c, sent, seen)
-
-        run(main())
+        over_http(Client.http(url, era="modern", on_elicitation=answer, middleware=[sent]))(
+            lambda c: _modern_checks(c, sent, seen)
+        )
 
 
 def test_giving_up_the_wait_cancels_the_task() -> None:
@@ -282,15 +290,9 @@ def test_a_2025_11_25_task_only_tool_over_streamable_http(tmp_path: Path) -> Non
         return ["env", f"PORT={port}", node, "--require", str(preload), entry, "streamableHttp"]
 
     with http_server(command, tmp_path / "server.log") as url:
-
-        async def main() -> None:
-            client = Client.http(
-                url, era="legacy", on_elicitation=asked, middleware=[sent], timeout=30
-            )
-            async with client as c:
-                await _legacy_checks(c, sent, asked)
-
-        run(main())
+        over_http(Client.http(url, era="legacy", on_elicitation=asked, middleware=[sent]))(
+            lambda c: _legacy_checks(c, sent, asked)
+        )
 
 
 @pytest.mark.slow
@@ -310,18 +312,6 @@ def test_a_proxy_forwards_a_2025_11_25_task_only_tool() -> None:
                 assert len(asked.asked) == 1, era
 
     run(main())
-
-
-# Node servers bind every interface by default; the tests keep them on loopback.
-LOOPBACK_ONLY = """
-const net = require("node:net");
-const listen = net.Server.prototype.listen;
-net.Server.prototype.listen = function (...args) {
-  const port = typeof args[0] === "number" || /^[0-9]+$/.test(String(args[0]));
-  if (port && typeof args[1] !== "string") args.splice(1, 0, "127.0.0.1");
-  return listen.apply(this, args);
-};
-"""
 
 
 # -- the sans-I/O readers --------------------------------------------------------------------------
