@@ -105,8 +105,8 @@ class ToolTask:
 
 
 class Tasks:
-    """The task requests of one connection (modern era only); `Client` forwards its
-    task methods here."""
+    """The task requests of one connection (the extension's, or a 2025-11-25 server's
+    core tasks); `Client` forwards its task methods here."""
 
     def __init__(self, connection: Connection, callbacks: Callbacks) -> None:
         self.connection = connection
