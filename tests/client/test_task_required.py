@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from mcpgen import (
     RequestTimeoutError,
     Server,
     TaskCancelledError,
+    TaskFailedError,
     ToolTask,
     elicit_form,
 )
@@ -310,6 +312,47 @@ def test_a_proxy_forwards_a_2025_11_25_task_only_tool() -> None:
                 result = await c.call_tool(RESEARCH, {"topic": "owls", "ambiguous": True})
                 assert "# Research Report: owls (historical)" in text(result), era
                 assert len(asked.asked) == 1, era
+
+    run(main())
+
+
+# -- 2025-11-25, a scripted server ----------------------------------------------------------------
+SCRIPTED = [sys.executable, str(Path(__file__).with_name("legacy_task_server.py"))]
+
+
+def test_2025_11_25_task_rules_against_a_scripted_server() -> None:
+    """Progress under the call's token while the task runs, input through tasks/result,
+    a failed task, "optional" tools plain unless asked, "forbidden" ones always plain,
+    the tools listed once to learn their support."""
+    sent = Sent()
+    heard: list[tuple[float, float | None]] = []
+
+    def progress(done: float, total: float | None, message: str | None) -> None:
+        heard.append((done, total))
+
+    async def who(params: Any) -> t.ElicitResult:
+        return t.ElicitResult(action="accept", content={"who": "Ada"})
+
+    async def main() -> None:
+        client = Client.stdio(SCRIPTED, era="legacy", on_elicitation=who, middleware=[sent])
+        async with client as c:
+            assert text(await c.call_tool("slow", progress=progress)) == "slow done"
+            assert heard and heard[0] == (1, 2)
+            assert text(await c.call_tool("ask")) == "hello Ada"
+            with pytest.raises(TaskFailedError) as failed:
+                await c.call_tool("boom")
+            assert (failed.value.code, failed.value.message) == (-32603, "boom")
+            assert text(await c.call_tool("maybe")) == "maybe ran"  # "optional": plain
+            handle = await c.call_tool("maybe", task=True)
+            assert isinstance(handle, ToolTask) and handle.created.poll_interval_ms == 50
+            assert text(await handle.result(timeout=10)) == "maybe done"
+            plain = await c.call_tool("plain", task=True)  # no task support: plain
+            assert isinstance(plain, t.CallToolResult) and text(plain) == "plain ran"
+        calls = [p for m, p in sent.requests if m == "tools/call"]
+        assert ["task" in p for p in calls] == [True, True, True, False, True, False]
+        assert calls[0]["_meta"]["progressToken"]  # the task's progress token
+        assert sent.methods().count("tools/list") == 1
+        assert sent.methods()[0] == "tools/list"
 
     run(main())
 

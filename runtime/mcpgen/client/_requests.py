@@ -160,7 +160,8 @@ class Requests:
             name: The tool's name.
             arguments: Its arguments, a JSON object (none: `{}`).
             timeout: Seconds to wait for the answer (default: the client's `timeout`).
-            progress: Called with `progress, total, message` as the server reports them.
+            progress: Called with `progress, total, message` as the server reports them
+                (for a task, while this call waits for it).
             task: Ask for a task; get its handle.
 
         Returns:
@@ -178,9 +179,10 @@ class Requests:
         params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
         limit = timeout or connection.timeout
         if self.tasks.legacy and await self._legacy_task(name, task):
-            started = await self.tasks.start_legacy(params, timeout)
-            if isinstance(started, ToolTask) and not task:
-                started = await self.tasks.run(started, limit)
+            with connection.progress_token(progress) as token:  # while this call waits
+                started = await self.tasks.start_legacy(params, timeout, token)
+                if isinstance(started, ToolTask) and not task:
+                    started = await self.tasks.run(started, limit)
             if isinstance(started, ToolTask):
                 return started
             return await self.unwrap.result(name, started, self.list_tools)

@@ -134,11 +134,14 @@ class Tasks:
         return core.era == "legacy" and legacy_offered(core.version, core.server_capabilities)
 
     async def start_legacy(
-        self, params: dict[str, Any], timeout: float | None = None
+        self, params: dict[str, Any], timeout: float | None = None, token: str | None = None
     ) -> ToolTask | t.CallToolResult:
         """A 2025-11-25 task-augmented `tools/call`: the task's handle, or the result
-        when the server ran the call at once."""
+        when the server ran the call at once. `token`: its progress token (the server
+        may report the task's progress under it for as long as the task runs)."""
         sent = {**params, "task": {"ttl": LEGACY_TTL_MS}}
+        if token is not None:
+            sent["_meta"] = {"progressToken": token}
         raw = await self.connection.raw_request("tools/call", sent, timeout=timeout)
         data = msgspec.json.decode(raw) if raw is not None else None
         if isinstance(data, dict) and "task" in data and "content" not in data:
