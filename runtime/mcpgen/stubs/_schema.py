@@ -85,6 +85,16 @@ def _rewrite(node: Any, refs: Mapping[str, str], root: str) -> Any:
             continue  # hoisted by the caller
         if key == "$ref" and isinstance(value, str):
             out[key] = _target(value, refs, root)
+        elif key == "discriminator" and isinstance(value, dict):
+            # the mapping's references too, or the generator tags by class name instead
+            mapping = value.get("mapping")
+            if isinstance(mapping, dict):
+                retargeted = {
+                    k: _target(v, refs, root) if isinstance(v, str) else v
+                    for k, v in mapping.items()
+                }
+                value = {**value, "mapping": retargeted}
+            out[key] = value
         else:
             out[key] = _rewrite(value, refs, root)
     return out
