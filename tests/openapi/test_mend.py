@@ -33,7 +33,10 @@ def _document(schemas: dict[str, Any], body: str) -> dict[str, Any]:
                         "content": {"application/json": {"schema": ref}},
                     },
                     "responses": {
-                        "200": {"description": "ok", "content": {"application/json": {"schema": ref}}}
+                        "200": {
+                            "description": "ok",
+                            "content": {"application/json": {"schema": ref}},
+                        }
                     },
                 }
             }

@@ -175,10 +175,11 @@ def _reserved(bases: list[ast.expr]) -> set[str]:
         return set()
     # What the classes, their ancestors and their metaclasses define (`dir` of an Enum
     # class would list its members instead).
+    metaclasses: list[type] = [type(cls) for cls in classes]
     return {
         name
-        for cls in classes
-        for ancestor in (*cls.__mro__, *type(cls).__mro__)
+        for cls in [*classes, *metaclasses]
+        for ancestor in cls.__mro__
         for name in vars(ancestor)
     }
 

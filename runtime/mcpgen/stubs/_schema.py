@@ -88,13 +88,12 @@ def _rewrite(node: Any, refs: Mapping[str, str], root: str) -> Any:
         elif key == "discriminator" and isinstance(value, dict):
             # the mapping's references too, or the generator tags by class name instead
             mapping = value.get("mapping")
+            out[key] = dict(value)
             if isinstance(mapping, dict):
-                retargeted = {
+                out[key]["mapping"] = {
                     k: _target(v, refs, root) if isinstance(v, str) else v
                     for k, v in mapping.items()
                 }
-                value = {**value, "mapping": retargeted}
-            out[key] = value
         else:
             out[key] = _rewrite(value, refs, root)
     return out
