@@ -74,12 +74,15 @@ def test_enum_values_repeated_are_one_member_each(tmp_path: Path) -> None:
         "Level": {"type": "integer", "enum": [1, 2, 2, 3, 1]},
         "Mode": {"type": "string", "enum": ["", "fast", "", "fast", "slow"]},
         "Mixed": {"enum": ["", 0, 2, 2, 2.0, True]},
+        # names given beside the values lose the repeat's name with it
+        "Named": {"type": "string", "enum": ["a", "b", "a"], "x-enum-varnames": ["A", "B", "A2"]},
         "Settings": {
             "type": "object",
             "properties": {
                 "level": {"$ref": "#/components/schemas/Level"},
                 "mode": {"$ref": "#/components/schemas/Mode"},
                 "mixed": {"$ref": "#/components/schemas/Mixed"},
+                "named": {"$ref": "#/components/schemas/Named"},
             },
             "required": ["level", "mode"],
         },
@@ -89,6 +92,7 @@ def test_enum_values_repeated_are_one_member_each(tmp_path: Path) -> None:
     assert [m.value for m in module.Mode] == ["", "fast", "slow"]
     # 2 and 2.0 are one JSON number; true is not the number 1
     assert [m.value for m in module.Mixed] == ["", 0, 2, True]
+    assert list(module.Named.__members__) == ["A", "B"]
     got = msgspec.json.decode(b'{"level": 2, "mode": "slow", "mixed": 0}', type=module.Settings)
     assert (got.level, got.mode) == (module.Level(2), module.Mode.slow)
     assert got.mixed == 0  # an Enum of mixed values msgspec decodes as Any
