@@ -46,6 +46,7 @@ CANCELLED_MESSAGE = (
 )
 _INTERNAL_ERROR = -32603
 _POLL = 0.02
+_members = msgspec.json.Decoder(list[msgspec.Raw]).decode
 _WRITE_SECONDS = 5.0  # at most, for the cancelled tasks' records
 
 
@@ -153,10 +154,32 @@ def unanswered(app: Stopping, channel: ResponseStream, task: asyncio.Future[Any]
 
 def stopped_reply(body: bytes | None, seconds: float) -> rpc.ErrorFrame:
     """The reply to a request whose work the drain cancelled when its time ran out: an
-    error with the request's id, status 503 (the worker is going away)."""
-    request_id: Any = None
-    if body:
-        with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
-            request_id = rpc.readable_id(rpc.decode_frame(body))
+    error with the request's id, status 503 (the worker is going away). A batch gets an
+    array of such errors, one per request in it (its notifications have no answer)."""
     message = f"the worker stopped before it answered (drain time {seconds:g} s ran out)"
-    return rpc.error_frame(request_id, _INTERNAL_ERROR, message, status=503)
+    ids = _batch_ids(body) if body and rpc.is_batch(body) else None
+    if not ids:
+        request_id: Any = None
+        if body:
+            with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
+                request_id = rpc.readable_id(rpc.decode_frame(body))
+        return rpc.error_frame(request_id, _INTERNAL_ERROR, message, status=503)
+    frames = [rpc.error_frame(i, _INTERNAL_ERROR, message) for i in ids]
+    joined = rpc.ErrorFrame(b"[" + b",".join(frames) + b"]")
+    joined.code, joined.status = _INTERNAL_ERROR, 503
+    return joined
+
+
+def _batch_ids(body: bytes) -> list[Any]:
+    """The ids of the requests of the batch `body`, read as the core reads them."""
+    try:
+        members = _members(body)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return []
+    ids = []
+    for member in members:
+        with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
+            frame = rpc.decode_frame(bytes(member))
+            if isinstance(frame.method, str) and rpc.valid_id(frame.id):
+                ids.append(frame.id)
+    return ids

@@ -1,0 +1,102 @@
+"""What a client whose request a drain cut off is told (in process, `McpAsgiApp.shutdown`
+with a short drain time): a JSON-RPC error with the id it sent, status 503, in every
+era and for every Accept; a 2025-03-26 batch gets an array with one such error per
+request in it (not one error without an id, which a client cannot match)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from mcpgen import Server
+from tests.transports.asgidriver import LEGACY, Exchange, post, rpc
+
+server = Server("drained")
+
+
+@server.tool
+async def stuck() -> str:
+    """Never answers on its own."""
+    await asyncio.sleep(3600)
+    return "never"
+
+
+MODERN = {
+    **LEGACY,
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "tools/call",
+    "mcp-name": "stuck",
+}
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+STOPPED = "the worker stopped before it answered (drain time 0.2 s ran out)"
+
+
+def _call(rid: Any, meta: bool = False) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": "stuck", "arguments": {}}
+    if meta:
+        params["_meta"] = META
+    return rpc(rid, "tools/call", params)
+
+
+async def _session(app: Any, version: str) -> dict[str, str]:
+    hello = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "v": 1}}
+    hello["clientInfo"] = {"name": "t", "version": "1"}
+    _, headers, _ = await post(app, LEGACY, rpc(0, "initialize", hello))
+    session = {**LEGACY, "mcp-session-id": headers["mcp-session-id"]}
+    session["mcp-protocol-version"] = version
+    await post(app, session, rpc(None, "notifications/initialized"))
+    return session
+
+
+async def _cut(era: str, body: Any, accept: str) -> tuple[int, Any]:
+    """Send `body`, drain while it runs: (status, the decoded answer)."""
+    app = server.asgi_app(shutdown_grace_seconds=0.2)
+    headers = MODERN if era == "modern" else await _session(app, era)
+    exchange = Exchange(app, "POST", {**headers, "accept": accept}, json.dumps(body).encode())
+    await asyncio.sleep(0.2)  # the work is under way
+    stopping = asyncio.ensure_future(app.shutdown())
+    status, _ = await exchange.start()
+    raw = await exchange.body()
+    await stopping
+    text = raw.decode()
+    if text.startswith("event:") or "\ndata:" in text or text.startswith("data:"):
+        text = next(line[5:] for line in text.splitlines() if line.startswith("data:"))
+    return status, json.loads(text)
+
+
+def _stopped(answer: Any, rid: Any) -> None:
+    assert answer == {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "error": {"code": -32603, "message": STOPPED},
+    }
+
+
+@pytest.mark.parametrize("accept", ["application/json", "application/json, text/event-stream"])
+@pytest.mark.parametrize(
+    ("era", "rid"),
+    [("modern", 7), ("modern", "seven"), ("2025-11-25", 8), ("2025-11-25", "x" * 300)],
+)
+def test_a_cut_request_gets_a_503_error_with_its_id(era: str, rid: Any, accept: str) -> None:
+    status, answer = asyncio.run(_cut(era, _call(rid, meta=era == "modern"), accept))
+    if "event-stream" not in accept or status != 200:  # SSE: the error is the stream's reply
+        assert status == 503
+    _stopped(answer, rid)
+
+
+@pytest.mark.parametrize("accept", ["application/json", "application/json, text/event-stream"])
+def test_a_cut_batch_gets_one_error_per_request_with_its_id(accept: str) -> None:
+    batch = [_call(1), rpc(None, "notifications/progress", {}), _call("two"), _call(3)]
+    status, answer = asyncio.run(_cut("2025-03-26", batch, accept))
+    if "event-stream" not in accept or status != 200:
+        assert status == 503
+    assert isinstance(answer, list), answer
+    assert len(answer) == 3
+    for reply, rid in zip(answer, [1, "two", 3], strict=True):
+        _stopped(reply, rid)
