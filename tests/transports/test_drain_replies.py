@@ -65,7 +65,7 @@ async def _cut(era: str, body: Any, accept: str) -> tuple[int, Any]:
     raw = await exchange.body()
     await stopping
     text = raw.decode()
-    if text.startswith("event:") or "\ndata:" in text or text.startswith("data:"):
+    if not text.lstrip().startswith(("{", "[")):  # an SSE stream: its data line
         text = next(line[5:] for line in text.splitlines() if line.startswith("data:"))
     return status, json.loads(text)
 
