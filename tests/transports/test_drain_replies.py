@@ -1,7 +1,11 @@
-"""What a client whose request a drain cut off is told (in process, `McpAsgiApp.shutdown`
-with a short drain time): a JSON-RPC error with the id it sent, status 503, in every
-era and for every Accept; a 2025-03-26 batch gets an array with one such error per
-request in it (not one error without an id, which a client cannot match)."""
+"""What clients are told while a worker drains (in process, `McpAsgiApp.shutdown`).
+
+A request the drain time cut off gets a JSON-RPC error with the id it sent, status 503,
+in every era and for every Accept; a 2025-03-26 batch gets an array with one such error
+per request in it (not one error without an id, which a client cannot match). A stream
+that would only wait, opened once the drain began, is not held open to the end of the
+drain time (holding the drain with it): a legacy GET is answered 503, a listen stream
+gets its final result at once, as the streams open when the drain began did."""
 
 from __future__ import annotations
 
@@ -15,6 +19,16 @@ from mcpgen import Server
 from tests.transports.asgidriver import LEGACY, Exchange, post, rpc
 
 server = Server("drained")
+
+
+RELEASE: list[asyncio.Event] = []
+
+
+@server.tool(task="optional")
+async def held() -> str:
+    """A task that runs until the test releases it."""
+    await RELEASE[-1].wait()
+    return "released"
 
 
 @server.tool
@@ -100,3 +114,54 @@ def test_a_cut_batch_gets_one_error_per_request_with_its_id(accept: str) -> None
     assert len(answer) == 3
     for reply, rid in zip(answer, [1, "two", 3], strict=True):
         _stopped(reply, rid)
+
+
+TASKS_META = {
+    **META,
+    "io.modelcontextprotocol/clientCapabilities": {
+        "extensions": {"io.modelcontextprotocol/tasks": {}}
+    },
+}
+
+
+async def _draining(late: str) -> tuple[int, bytes, bool]:
+    """A drain held by a running task; the `late` stream ("get" or "listen") opened
+    meanwhile: (its status, its body, whether the drain was still under way when the
+    stream ended)."""
+    RELEASE.append(asyncio.Event())
+    app = server.asgi_app(shutdown_grace_seconds=60)
+    session = await _session(app, "2025-11-25")
+    task = rpc(1, "tools/call", {"name": "held", "arguments": {}, "_meta": TASKS_META})
+    _, _, created = await post(app, {**MODERN, "mcp-name": "held"}, task)
+    assert b'"resultType":"task"' in created, created
+    stopping = asyncio.ensure_future(app.shutdown())
+    await asyncio.sleep(0.1)
+    if late == "get":
+        exchange = Exchange(app, "GET", {**session, "accept": "text/event-stream"})
+    else:
+        listen = rpc(9, "subscriptions/listen", {"notifications": {}, "_meta": META})
+        headers = {**MODERN, "mcp-method": "subscriptions/listen"}
+        exchange = Exchange(app, "POST", headers, json.dumps(listen).encode())
+    status, _ = await exchange.start()
+    body = await exchange.body()
+    still = not stopping.done()
+    RELEASE[-1].set()
+    await asyncio.wait_for(stopping, 20)
+    return status, body, still
+
+
+def test_a_legacy_get_stream_asked_for_during_a_drain_is_a_503() -> None:
+    status, body, still = asyncio.run(_draining("get"))
+    assert still
+    assert status == 503
+    assert json.loads(body)["error"]["message"] == "shutting down"
+
+
+def test_a_listen_stream_opened_during_a_drain_gets_its_final_result_at_once() -> None:
+    status, body, still = asyncio.run(_draining("listen"))
+    assert still and status == 200
+    frames = [
+        json.loads(line[5:]) for line in body.decode().splitlines() if line.startswith("data:")
+    ]
+    assert frames[0]["method"] == "notifications/subscriptions/acknowledged"
+    assert frames[-1]["id"] == 9 and "result" in frames[-1]
