@@ -221,8 +221,9 @@ class LegacySessions:
         found = await self.find(session_id, principal)
         if found is None and not proto.sessionless(headers, body):
             return False
-        if found is not None and answers(body):
-            self.replies.forward(session_id, body)
+        replies = None if found is None else answers(body)
+        if replies is not None:
+            self.replies.forward(session_id, replies)
         return found
 
     async def find(self, session_id: str, principal: str | None) -> HttpSession | None:
