@@ -1,7 +1,8 @@
 """What clients are told while a worker drains (in process, `McpAsgiApp.shutdown`).
 
 A request the drain time cut off gets a JSON-RPC error with the id it sent, status 503,
-in every era and for every Accept; a 2025-03-26 batch gets an array with one such error
+in every era and for every Accept, a legacy one waiting for the client's answer to an
+input request too; a 2025-03-26 batch gets an array with one such error
 per request in it (not one error without an id, which a client cannot match). A stream
 that would only wait, opened once the drain began, is not held open to the end of the
 drain time (holding the drain with it): a legacy GET is answered 503, a listen stream
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from mcpgen import Server
+from mcpgen import Context, InputRequired, Server, elicit_form
 from tests.transports.asgidriver import LEGACY, Exchange, post, rpc
 
 server = Server("drained")
@@ -29,6 +30,14 @@ async def held() -> str:
     """A task that runs until the test releases it."""
     await RELEASE[-1].wait()
     return "released"
+
+
+@server.tool
+def confirm(ctx: Context) -> Any:
+    """Asks the client, then answers."""
+    if ctx.input("sure") is None:
+        return InputRequired({"sure": elicit_form("Sure?", {"type": "object"})})
+    return "confirmed"
 
 
 @server.tool
@@ -59,7 +68,7 @@ def _call(rid: Any, meta: bool = False) -> dict[str, Any]:
 
 
 async def _session(app: Any, version: str) -> dict[str, str]:
-    hello = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "v": 1}}
+    hello: dict[str, Any] = {"protocolVersion": version, "capabilities": {"elicitation": {}}}
     hello["clientInfo"] = {"name": "t", "version": "1"}
     _, headers, _ = await post(app, LEGACY, rpc(0, "initialize", hello))
     session = {**LEGACY, "mcp-session-id": headers["mcp-session-id"]}
@@ -165,3 +174,26 @@ def test_a_listen_stream_opened_during_a_drain_gets_its_final_result_at_once() -
     ]
     assert frames[0]["method"] == "notifications/subscriptions/acknowledged"
     assert frames[-1]["id"] == 9 and "result" in frames[-1]
+
+
+@pytest.mark.parametrize("accept", ["application/json", "application/json, text/event-stream"])
+def test_a_legacy_request_waiting_for_the_clients_answer_gets_a_503_error(accept: str) -> None:
+    """Its reply was deferred (the handler asked for input): no work of its own runs
+    that a drain could cancel, and it was left open past the drain, never answered."""
+
+    async def main() -> tuple[int, Any]:
+        app = server.asgi_app(shutdown_grace_seconds=0.2)
+        session = await _session(app, "2025-11-25")
+        body = json.dumps(rpc(5, "tools/call", {"name": "confirm", "arguments": {}})).encode()
+        exchange = Exchange(app, "POST", {**session, "accept": accept}, body)
+        await asyncio.sleep(0.2)  # the input request is out
+        stopping = asyncio.ensure_future(app.shutdown())
+        status, _ = await exchange.start()
+        raw = (await exchange.body()).decode()
+        await asyncio.wait_for(stopping, 20)
+        frames = [line[5:] for line in raw.splitlines() if line.startswith("data:")] or [raw]
+        return status, json.loads(frames[-1])
+
+    status, answer = asyncio.run(main())
+    assert status == (503 if accept == "application/json" else 200)
+    _stopped(answer, 5)

@@ -7,7 +7,9 @@ again, on another worker), every legacy GET stream ends (the client reconnects w
 log), every 2024-11-05 SSE stream ends. Then in-flight requests and the tasks running
 here get up to the drain time (`HttpOptions.shutdown_grace_seconds`) to finish; `busy`
 (from the server: its open connections) says when requests are still being answered.
-Last, a task still running is cancelled with a status message that says why, and its
+Last, a request still waiting for its reply (its work running, or a legacy one waiting
+for the client's answer to an input request) gets a 503 error with its id, a task still
+running is cancelled with a status message that says why, and its
 record is written before the process goes, so that nobody polls a task that stays
 `working` for ever. A task is a coroutine of this process: it cannot move to another
 worker, so cancelling it truthfully is the clean end (docs/guide/deployment.md).
@@ -123,6 +125,10 @@ async def drain(app: Draining, seconds: float, busy: Callable[[], bool] | None) 
         if not running and not streams and not (busy is not None and busy()):
             break
         await asyncio.sleep(_POLL)
+    else:  # the drain time ran out: a request still waiting for its reply gets this one
+        for stream in list(app.streams):
+            if not stream.closed and stream.final is None and stream.body:
+                stream.reply(stopped_reply(stream.body, seconds))
     if runner is None:
         return
     stopped = runner.close(CANCELLED_MESSAGE.format(seconds=seconds))

@@ -373,9 +373,13 @@ class McpAsgiApp:
             await asyncio.wait({task})
             if channel.final is None and _settled(task) is None:
                 return None  # cancelled, or nothing to say
-        while channel.final is None and not self.stopping:
-            channel.wakeup.clear()
-            await channel.wakeup.wait()
+        self.streams.add(channel)  # until its reply comes (a drain's, at the latest)
+        try:
+            while channel.final is None:
+                channel.wakeup.clear()
+                await channel.wakeup.wait()
+        finally:
+            self.streams.discard(channel)
         return channel.final
 
     async def _sse(
