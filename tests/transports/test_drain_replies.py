@@ -41,6 +41,13 @@ def confirm(ctx: Context) -> Any:
 
 
 @server.tool
+async def ask(ctx: Context) -> str:
+    """Awaits the client's answer where it is."""
+    await ctx.elicit("Sure?", {"type": "object"}, timeout=3600)
+    return "asked"
+
+
+@server.tool
 async def stuck() -> str:
     """Never answers on its own."""
     await asyncio.sleep(3600)
@@ -177,14 +184,18 @@ def test_a_listen_stream_opened_during_a_drain_gets_its_final_result_at_once() -
 
 
 @pytest.mark.parametrize("accept", ["application/json", "application/json, text/event-stream"])
-def test_a_legacy_request_waiting_for_the_clients_answer_gets_a_503_error(accept: str) -> None:
-    """Its reply was deferred (the handler asked for input): no work of its own runs
-    that a drain could cancel, and it was left open past the drain, never answered."""
+@pytest.mark.parametrize("tool", ["confirm", "ask"])
+def test_a_legacy_request_waiting_for_the_clients_answer_gets_a_503_error(
+    tool: str, accept: str
+) -> None:
+    """`confirm` returned its input request (the reply deferred, no work of its own
+    left for a drain to cancel: its stream stayed open, unanswered); `ask` awaits the
+    answer (with JSON only, its cancelled work was answered 202, as a notification)."""
 
     async def main() -> tuple[int, Any]:
         app = server.asgi_app(shutdown_grace_seconds=0.2)
         session = await _session(app, "2025-11-25")
-        body = json.dumps(rpc(5, "tools/call", {"name": "confirm", "arguments": {}})).encode()
+        body = json.dumps(rpc(5, "tools/call", {"name": tool, "arguments": {}})).encode()
         exchange = Exchange(app, "POST", {**session, "accept": accept}, body)
         await asyncio.sleep(0.2)  # the input request is out
         stopping = asyncio.ensure_future(app.shutdown())
