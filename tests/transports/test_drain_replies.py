@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from typing import Any
 
 import pytest
 
 from mcpgen import Context, InputRequired, Server, elicit_form
+from mcpgen.stores import InMemoryTaskStore, StoreUnavailableError, TaskState
 from tests.transports.asgidriver import LEGACY, Exchange, post, rpc
 
 server = Server("drained")
@@ -208,3 +210,42 @@ def test_a_legacy_request_waiting_for_the_clients_answer_gets_a_503_error(
     status, answer = asyncio.run(main())
     assert status == (503 if accept == "application/json" else 200)
     _stopped(answer, 5)
+
+
+class _FailingAtTheEnd(InMemoryTaskStore):
+    """A store that goes down once the drain begins (`down`)."""
+
+    down = False
+
+    async def put(self, state: TaskState) -> None:
+        if self.down:
+            raise StoreUnavailableError("redis at redis://127.0.0.1:1/0 is unavailable")
+        await super().put(state)
+
+
+def test_a_task_record_the_drain_cannot_write_is_logged_without_its_id(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A task id is all another client of its principal needs: the log names its first
+    characters only, as it does a session's."""
+    store = _FailingAtTheEnd()
+    tasked = Server("drained-tasks", task_store=store)
+
+    @tasked.tool(task="optional")
+    async def forever() -> str:
+        await asyncio.sleep(3600)
+        return "never"
+
+    async def main() -> str:
+        app = tasked.asgi_app(shutdown_grace_seconds=0.1)
+        task = rpc(1, "tools/call", {"name": "forever", "arguments": {}, "_meta": TASKS_META})
+        _, _, created = await post(app, {**MODERN, "mcp-name": "forever"}, task)
+        store.down = True
+        await asyncio.wait_for(app.shutdown(), 30)
+        return str(json.loads(created)["result"]["taskId"])
+
+    with caplog.at_level(logging.WARNING, logger="mcpgen.server"):
+        task_id = asyncio.run(main())
+    lines = [r.getMessage() for r in caplog.records if "final state not written" in r.getMessage()]
+    assert lines and all(task_id[:8] in line for line in lines)
+    assert task_id not in caplog.text

@@ -147,7 +147,7 @@ async def _written(runner: TaskRunner, tasks: list[RunningTask], deadline: float
         try:
             await asyncio.wait_for(runner.write(live), max(0.1, deadline - loop.time()))
         except Exception as exc:  # a store that is down: the record's ttl ends it
-            log.warning("task %s: its final state not written: %s", live.state.id, exc)
+            log.warning("task %s: its final state not written: %s", live.state.id[:8], exc)
 
 
 def unanswered(app: Stopping, channel: ResponseStream, task: asyncio.Future[Any] | None) -> bool:
