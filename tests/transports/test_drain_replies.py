@@ -249,3 +249,24 @@ def test_a_task_record_the_drain_cannot_write_is_logged_without_its_id(
     lines = [r.getMessage() for r in caplog.records if "final state not written" in r.getMessage()]
     assert lines and all(task_id[:8] in line for line in lines)
     assert task_id not in caplog.text
+
+
+def test_a_server_served_again_after_a_shutdown_keeps_its_listen_streams_open() -> None:
+    """The drain's "end every listen at once" lasts until the shutdown is over."""
+
+    async def main() -> bool:
+        first = server.asgi_app(shutdown_grace_seconds=0.1)
+        await first.shutdown()
+        again = server.asgi_app()
+        listen = rpc(9, "subscriptions/listen", {"notifications": {}, "_meta": META})
+        headers = {**MODERN, "mcp-method": "subscriptions/listen"}
+        exchange = Exchange(again, "POST", headers, json.dumps(listen).encode())
+        await exchange.start()
+        acknowledged = await exchange.event()
+        assert acknowledged[1]["method"] == "notifications/subscriptions/acknowledged"
+        await asyncio.sleep(0.3)
+        still_open = not exchange.task.done()
+        await exchange.disconnect()
+        return still_open
+
+    assert asyncio.run(main())

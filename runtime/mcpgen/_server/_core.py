@@ -391,9 +391,11 @@ class ServerCore:
             listener.channel.reply(result_frame(listener.request_id, self.stamp_listen(result)))
 
     def close(self) -> None:
-        """Graceful shutdown: listen streams get their final result, running tasks end."""
+        """Graceful shutdown: listen streams get their final result, running tasks end;
+        then listens are taken again (the server may be served once more)."""
         self.close_listeners()
         self.tasks.close()
+        self.closing = False
 
     def stamp_listen(self, result: t.SubscriptionsListenResult) -> t.SubscriptionsListenResult:
         result.meta = {**result.meta, **self.server_meta}
