@@ -20,8 +20,9 @@ import redis
 
 from mcpgen import Server
 from mcpgen.middleware import Rate, RateLimit, ResponseCache
+from mcpgen.stores import StoreUnavailableError
 from mcpgen.stores.redis import RedisRateLimitStore, RedisResponseStore
-from mcpgen.stores.redis._base import Connection
+from mcpgen.stores.redis._base import Connection, guard
 from mcpgen.types import ToolAnnotations
 from tests.stores.redis_server import RedisServer
 from tests.transports.asgidriver import LEGACY, Exchange, post, rpc
@@ -178,3 +179,33 @@ def test_a_redis_that_refuses_to_serve_is_a_503_with_the_generic_message(
         assert _generic(status, answer) or (status, "result" in answer) == (200, True), answer
     assert "unavailable" in caplog.text  # what Redis said: for the operator
     assert "never retrieved" not in caplog.text
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        redis.exceptions.ClusterError("TTL exhausted."),
+        redis.exceptions.SlotNotCoveredError("no node serves slot 42"),
+        redis.exceptions.RedisClusterUnreachableError("none of the nodes answers"),
+        redis.exceptions.ResponseError("MISCONF Redis is configured to save RDB snapshots"),
+        redis.exceptions.ResponseError("LOADING Redis is loading the dataset in memory"),
+    ],
+    ids=lambda e: type(e).__name__ + ":" + str(e).split()[0],
+)
+def test_every_outage_a_cluster_client_raises_is_unavailable(error: Exception) -> None:
+    async def main() -> None:
+        async with guard("redis://user:secret@127.0.0.1:1/0"):
+            raise error
+
+    with pytest.raises(StoreUnavailableError) as caught:
+        asyncio.run(main())
+    assert "secret" not in str(caught.value)
+
+
+def test_a_bug_is_not_an_outage() -> None:
+    async def main() -> None:
+        async with guard("redis://127.0.0.1:1/0"):
+            raise redis.exceptions.ResponseError("WRONGTYPE Operation against a key")
+
+    with pytest.raises(redis.exceptions.ResponseError):
+        asyncio.run(main())
