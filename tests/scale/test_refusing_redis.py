@@ -20,9 +20,10 @@ import redis
 
 from mcpgen import Server
 from mcpgen.middleware import Rate, RateLimit, ResponseCache
-from mcpgen.stores import StoreUnavailableError
+from mcpgen.stores import ChangeEvent, StoreUnavailableError
 from mcpgen.stores.redis import RedisRateLimitStore, RedisResponseStore
 from mcpgen.stores.redis._base import Connection, guard
+from mcpgen.stores.redis._bus import RedisBus
 from mcpgen.types import ToolAnnotations
 from tests.stores.redis_server import RedisServer
 from tests.transports.asgidriver import LEGACY, Exchange, post, rpc
@@ -209,3 +210,35 @@ def test_a_bug_is_not_an_outage() -> None:
 
     with pytest.raises(redis.exceptions.ResponseError):
         asyncio.run(main())
+
+
+def test_a_bus_whose_subscription_is_refused_keeps_trying_and_recovers(
+    own_redis: RedisServer,
+) -> None:
+    """SUBSCRIBE refused (an ACL without the channel) is an outage of the bus: it
+    subscribes again until Redis lets it, then events flow; it never stops for good."""
+    admin = redis.Redis(port=own_redis.port)
+    admin.execute_command("ACL", "SETUSER", "default", "resetchannels")
+
+    async def main() -> list[Any]:
+        bus = RedisBus(Connection(own_redis.url, prefix="bus-acl-"))
+        seen: list[Any] = []
+        bus.subscribe(seen.append)
+        try:
+            await asyncio.sleep(1.0)  # refused, at least once
+            admin.execute_command("ACL", "SETUSER", "default", "allchannels")
+            await asyncio.wait_for(bus.ready(), 10)
+            bus.publish(ChangeEvent(kind="tools"))
+            for _ in range(100):
+                if seen:
+                    break
+                await asyncio.sleep(0.05)
+            return seen
+        finally:
+            await bus.aclose()
+
+    try:
+        seen = asyncio.run(main())
+    finally:
+        admin.execute_command("ACL", "SETUSER", "default", "allchannels")
+    assert [type(event).__name__ for event in seen] == ["ChangeEvent"]
