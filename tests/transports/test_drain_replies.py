@@ -270,3 +270,37 @@ def test_a_server_served_again_after_a_shutdown_keeps_its_listen_streams_open() 
         return still_open
 
     assert asyncio.run(main())
+
+
+def test_what_arrives_during_a_drain_is_answered_as_ever() -> None:
+    """While a drain waits for a task: a notification gets 202 and no body, a body that
+    is no JSON a 400 parse error, a quick request its answer; never a 500."""
+
+    async def main() -> list[tuple[int, bytes]]:
+        RELEASE.append(asyncio.Event())
+        app = server.asgi_app(shutdown_grace_seconds=60)
+        session = await _session(app, "2025-11-25")
+        task = rpc(1, "tools/call", {"name": "held", "arguments": {}, "_meta": TASKS_META})
+        await post(app, {**MODERN, "mcp-name": "held"}, task)
+        stopping = asyncio.ensure_future(app.shutdown())
+        await asyncio.sleep(0.1)
+        answers = []
+        for body in (
+            json.dumps(rpc(None, "notifications/progress", {"progressToken": 1, "progress": 1})),
+            '{"jsonrpc": "2.0", "id": 3, "method": ',
+            "\\udcff",
+            json.dumps(rpc(4, "ping")),
+        ):
+            exchange = Exchange(app, "POST", session, body.encode(errors="surrogatepass"))
+            status, _ = await exchange.start()
+            answers.append((status, await exchange.body()))
+        assert not stopping.done()
+        RELEASE[-1].set()
+        await asyncio.wait_for(stopping, 20)
+        return answers
+
+    (note, broken, binary, ping) = asyncio.run(main())
+    assert note == (202, b"")
+    assert broken[0] == 400 and json.loads(broken[1])["error"]["code"] == -32700
+    assert binary[0] == 400
+    assert ping[0] == 200 and json.loads(ping[1]) == {"jsonrpc": "2.0", "id": 4, "result": {}}
