@@ -127,7 +127,7 @@ async def guard(url: str) -> AsyncIterator[None]:
         yield
     except (rex.ConnectionError, rex.TimeoutError, OSError, TimeoutError) as exc:
         raise StoreUnavailableError(f"redis at {redacted(url)} is unavailable: {exc}") from exc
-    except rex.RedisClusterException as exc:  # no node serves a slot, none answers
+    except (rex.RedisClusterException, rex.ClusterError) as exc:  # no node for a slot, none up
         raise StoreUnavailableError(f"redis at {redacted(url)} is unavailable: {exc}") from exc
     except rex.ResponseError as exc:
         # Refusals of a Redis that cannot serve for now (`_REFUSALS`): unavailable too
