@@ -96,7 +96,7 @@ class InMemoryEventStore:
     async def replay(self, last_event_id: str) -> Replay | None:
         key, _, number = last_event_id.rpartition(".")
         stream = self._by_key.get(key)
-        if stream is None or not number.isdigit() or len(number) > 18:
+        if stream is None or not (number.isascii() and number.isdigit()) or len(number) > 18:
             return None
         if self.clock() - stream.touched > self.ttl:
             self._drop(stream)
@@ -166,7 +166,7 @@ class InMemoryEventStore:
         if after is not None:
             key, _, number = after.rpartition(".")
             oldest = stream.events[0][0] if stream.events else stream.last + 1
-            if key != stream.key or not number.isdigit() or len(number) > 18:
+            if key != stream.key or not (number.isascii() and number.isdigit()) or len(number) > 18:
                 return None
             start = int(number)
             if not oldest - 1 <= start <= stream.last:

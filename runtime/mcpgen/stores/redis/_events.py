@@ -356,7 +356,7 @@ class RedisEventStore:
         key, number = "", ""
         if after is not None:
             key, _, number = after.rpartition(".")
-            if not key or not number.isdigit() or len(number) > 18:
+            if not key or not (number.isascii() and number.isdigit()) or len(number) > 18:
                 return None
         args: list[_Arg] = [self._under, stream_id, number, key]
         args += [repr(self.clock()), repr(self.ttl), worker, SEQUENCE, "1" if prime else ""]
@@ -373,7 +373,7 @@ class RedisEventStore:
 
     async def replay(self, last_event_id: str) -> Replay | None:
         key, _, number = last_event_id.rpartition(".")
-        if not key or not number.isdigit() or len(number) > 18:
+        if not key or not (number.isascii() and number.isdigit()) or len(number) > 18:
             return None
         args: list[_Arg] = [self._under, key, number, repr(self.clock()), repr(self.ttl)]
         async with guard(self.connection.url):
