@@ -7,6 +7,7 @@ Run: `python tests/cli/capable_server.py`.
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 from typing import Any
@@ -28,7 +29,7 @@ SIGN_IN = {
 }
 WRAPPED = "Allowed directories:\n/tmp/a\n/tmp/b"
 # 256 bytes (base64, padded) and 8 bytes (unpadded).
-BLOB = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0+P0BBQkNERUZHSElKS0xNTk9QUVJTVFVWV1hZWltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6e3x9fn+AgYKDhIWGh4iJiouMjY6PkJGSk5SVlpeYmZqbnJ2en6ChoqOkpaanqKmqq6ytrq+wsbKztLW2t7i5uru8vb6/wMHCw8TFxsfIycrLzM3Oz9DR0tPU1dbX2Nna29zd3t/g4eLj5OXm5+jp6uvs7e7v8PHy8/T19vf4+fr7/P3+/w=="
+BLOB = base64.b64encode(bytes(range(256))).decode()
 
 
 def tools(capabilities: dict[str, Any]) -> list[dict[str, Any]]:
