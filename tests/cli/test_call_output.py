@@ -119,3 +119,19 @@ def test_discover_with_the_modern_era_pinned() -> None:
     assert lines[0] == "mcpgen-everything 1.0.0"
     assert lines[1] == "era: modern, protocol 2026-07-28"
     assert lines[2].startswith("capabilities: completions, ") and "tools" in lines[2]
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_refused_sampling_says_why_without_a_traceback(era: str) -> None:
+    """`--capability sampling` declares sampling and refuses every request by raising an
+    `McpError` in its callback. That refusal was logged as a failing callback, with its
+    traceback on stderr, and the server heard "callback failed (McpError)": a callback's
+    `McpError` is now the answer itself (legacy: the JSON-RPC error sent back; modern:
+    the call ends with it)."""
+    done = mcpgen(
+        "call", "test_sampling", '{"prompt": "hi"}', "--era", era, "--capability", "sampling",
+        *EVERYTHING,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr and "callback failed" not in done.stderr
+    assert "-32600: the mcpgen command line has no model to sample" in done.stderr
