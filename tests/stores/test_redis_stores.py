@@ -10,7 +10,14 @@ import uuid
 
 import pytest
 
-from mcpgen.stores import ChangeEvent, SessionState, TaskEvent
+from mcpgen import Server
+from mcpgen.stores import (
+    ChangeEvent,
+    InMemoryEventStore,
+    InMemorySessionStore,
+    SessionState,
+    TaskEvent,
+)
 from mcpgen.stores.redis import RedisStores, redacted
 from tests.stores.redis_server import redis_url
 from tests.stores.redis_server import server as redis_server
@@ -107,3 +114,13 @@ def test_session_quota_bookkeeping_goes_with_the_sessions() -> None:
         await client.aclose()
 
     asyncio.run(main())
+
+
+def test_an_empty_store_given_to_the_app_is_used_rather_than_redis() -> None:
+    """`asgi_app(store=..., events=...)` on a server with Redis: the stores given win,
+    even when they are empty (an empty `InMemoryEventStore` has a length of 0)."""
+    server = Server("given", state_keys=["k" * 32], redis=redis_url())
+    events, sessions = InMemoryEventStore(), InMemorySessionStore()
+    assert len(events) == 0
+    app = server.asgi_app(events=events, store=sessions)
+    assert app.events is events and app.store is sessions
