@@ -45,7 +45,7 @@ from mcpgen.transports._asgi import (
 )
 from mcpgen.transports._background import start_kept
 from mcpgen.transports._cors import answered, with_cors
-from mcpgen.transports._drain import drain, unanswered
+from mcpgen.transports._drain import closed_reply, drain, unanswered
 from mcpgen.transports._health import off_endpoint
 from mcpgen.transports._http_auth import auth_gate, refuse
 from mcpgen.transports._http_headers import HeaderVerdicts, read_headers
@@ -126,6 +126,7 @@ class McpAsgiApp:
         self.tasks: set[asyncio.Task[Any]] = set()
         self.streams: set[_Stream] = set()
         self.stopping = False
+        self.stopped = False  # the drain is over: nothing new is served (503s)
         self.bodies = BodyDeadlines(o.body_timeout_seconds)
         self.verdicts = HeaderVerdicts(o)  # Host/Origin and Accept (`_http_headers`)
         self._path = self.options.path.rstrip("/")
@@ -143,7 +144,7 @@ class McpAsgiApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            if self.life.started or await self.life.first_request(send):
+            if self.life.started or self.stopped or await self.life.first_request(send):
                 bodies = self.bodies
                 if scope["method"] == "POST":  # a body that trickles in is cut off
                     bodies.reading(scope)
@@ -163,11 +164,12 @@ class McpAsgiApp:
     async def shutdown(self, busy: Callable[[], bool] | None = None) -> None:
         """Drain (`_drain`): streams that only wait end at once, in-flight work and
         tasks get `shutdown_grace_seconds` (while `busy()` says requests are still
-        answered), then what still runs is cancelled."""
+        answered), then what still runs is cancelled; after it, every request is a 503."""
         if self.stopping:
             return
         self.stopping = True
         await drain(self, self.options.shutdown_grace_seconds, busy)
+        self.stopped = True
         self.server.close()
         for task in list(self.tasks):
             task.cancel()
@@ -199,6 +201,8 @@ class McpAsgiApp:
             await self._post(scope, receive, send, headers)
         elif method == "GET":
             await self.legacy_sessions.get(scope, receive, send, headers)
+        elif method == "DELETE" and self.stopped:  # the session lives on elsewhere
+            await json_response(send, _error(rpc.INVALID_REQUEST, "shutting down", 503), 503)
         elif method == "DELETE":
             await self.legacy_sessions.delete(scope, send, headers)
         else:
@@ -234,6 +238,13 @@ class McpAsgiApp:
         if body is None:
             frame = _error(rpc.INVALID_REQUEST, f"request body over {cap} bytes", 413)
             await json_response(send, frame, 413)
+            return
+        if self.stopped:  # no session, task or store is touched any more
+            refused = closed_reply(body)
+            if refused is None:
+                await plain_response(send, 202, b"")
+            else:
+                await json_response(send, refused, refused.status)
             return
         # Set by an authentication middleware: it binds requestState and legacy sessions.
         principal = scope.get("mcpgen.principal")
