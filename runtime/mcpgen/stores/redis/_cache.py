@@ -37,6 +37,8 @@ import sys
 import time
 from collections.abc import Callable
 
+from mcpgen.stores.redis._removals import Removal
+
 __all__ = ["DELETED", "SessionCache", "Ticket"]
 
 DELETED = sys.maxsize  # the version a deleted record is announced with
@@ -77,6 +79,9 @@ class SessionCache:
         self.last_hit = 0.0  # (monotonic) the heartbeat stops when nobody uses the cache
         self.nonce = secrets.token_hex(8).encode()
         self._flights: dict[str, list[int]] = {}
+        self.peers: dict[bytes, float] = {}  # other workers -> (monotonic) their last beat here
+        self.removals: dict[str, list[Removal]] = {}  # this worker waits on (`_removals`)
+        self.acknowledge: Callable[[str], None] = lambda session_id: None  # publish `a`
 
     def hit(self, session_id: str, now: float, within: float) -> bytes | None:
         """The record if it may be answered from here: cached, the heartbeat fresh, and
@@ -178,6 +183,37 @@ class SessionCache:
         self._beats.clear()
         self.fresh_until = 0.0
 
+    # -- removals this worker answers only once no other worker serves them (`_removals`) -----
+    def expect_removal(self, session_ids: list[str]) -> list[Removal]:
+        """Before removing `session_ids`: what to wait for before answering."""
+        waits = []
+        for session_id in session_ids:
+            removal = Removal()
+            self.removals.setdefault(session_id, []).append(removal)
+            waits.append(removal)
+        return waits
+
+    def settled(self, session_ids: list[str], waits: list[Removal]) -> None:
+        for session_id, removal in zip(session_ids, waits, strict=True):
+            held = self.removals.get(session_id, [])
+            if removal in held:
+                held.remove(removal)
+            if not held:
+                self.removals.pop(session_id, None)
+
+    def _removed(self, session_id: str) -> None:
+        """The news of a removal that waits for acknowledgements: acknowledge it (the
+        record is dropped here), and tell this worker's own waits."""
+        waits = self.removals.get(session_id)
+        if not waits:
+            if self.live:
+                self.acknowledge(session_id)
+        else:  # (removed here: nobody waits for this worker, unless removed twice at once)
+            mono = self.monotonic()
+            self.peers = {p: t for p, t in self.peers.items() if t + self.stale_after > mono}
+            for removal in waits:
+                removal.heard(self.peers, self.stale_after)
+
     # -- the Watcher side -----------------------------------------------------------------
     def message(self, data: bytes) -> None:
         kind, _, rest = data.partition(b" ")
@@ -189,11 +225,19 @@ class SessionCache:
                 fresh = float(sent) + self.stale_after
                 self._beats[name] = max(self._beats.get(name, 0.0), fresh)
                 self.fresh_until = min(self._beats.get(n, 0.0) for n in self.nodes)
+            else:
+                self.peers[nonce] = self.monotonic()
+            return
+        if kind == b"a":
+            nonce, _, raw = rest.partition(b" ")
+            if nonce != self.nonce:
+                for removal in self.removals.get(raw.decode(), ()):
+                    removal.ack(nonce)
             return
         if kind == b"c":
             number, _, raw = rest.partition(b" ")
             version = int(number)
-        elif kind == b"d":
+        elif kind in (b"d", b"D"):
             raw, version = rest, DELETED
         else:
             return
@@ -206,6 +250,8 @@ class SessionCache:
         flight = self._flights.get(session_id)
         if flight is not None and flight[1] < version:
             flight[1] = version
+        if kind == b"D":
+            self._removed(session_id)
 
     def subscribed(self, live: bool) -> None:
         self.live = live

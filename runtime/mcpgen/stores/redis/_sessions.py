@@ -42,6 +42,7 @@ from mcpgen.stores.redis._base import BUS, Connection, Step, pipelined
 from mcpgen.stores.redis._base import Arg as _Arg
 from mcpgen.stores.redis._bus import RedisBus
 from mcpgen.stores.redis._cache import DELETED, SessionCache, Ticket
+from mcpgen.stores.redis._removals import Acknowledger, removing
 
 __all__ = ["RedisSessionStore"]
 
@@ -102,15 +103,16 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 """
 
-# KEYS: the session; ARGV: id, channel, unless used since (a time; '' for always).
-# 1 when it was there and is deleted now.
+# KEYS: the session; ARGV: id, channel, unless used since (a time; '' for always), the
+# news ('D': a removal the other workers acknowledge, `_removals`; 'd': an idle one, which
+# no cache answers anyway). 1 when it was there and is deleted now.
 _DROP = """
 if ARGV[3] ~= '' then
   local seen = redis.call('HGET', KEYS[1], 'u')
   if seen and tonumber(seen) >= tonumber(ARGV[3]) then return 0 end
 end
 local deleted = redis.call('DEL', KEYS[1])
-if ARGV[2] ~= '' then redis.call('PUBLISH', ARGV[2], 'd ' .. ARGV[1]) end
+if ARGV[2] ~= '' then redis.call('PUBLISH', ARGV[2], ARGV[4] .. ' ' .. ARGV[1]) end
 return deleted
 """
 
@@ -237,6 +239,7 @@ class RedisSessionStore:
         self._lost_master = False  # a heartbeat failed: the masters may have changed
         if bus is not None and stale_after > 0:
             self.cache = SessionCache(stale_after=stale_after, max_entries=max_sessions)
+            self.cache.acknowledge = Acknowledger(client, self.channel, self.cache.nonce)
             bus.watch(self.channel, self.cache)
         self._news = self.channel
 
@@ -271,14 +274,14 @@ class RedisSessionStore:
             _, (stale, evicted), *recorded = await pipelined(self.connection, steps)
             removed = [raw.decode() for raw in evicted]
             drops: list[Step] = [
-                (self._drop, [self._key(sid)], [sid, self._news, ""]) for sid in removed
+                (self._drop, [self._key(sid)], [sid, self._news, "", "D"]) for sid in removed
             ]
             since = repr(now - self.idle_timeout)
             for raw in stale:
                 sid = raw.decode()
-                drops.append((self._drop, [self._key(sid)], [sid, self._news, since]))
+                drops.append((self._drop, [self._key(sid)], [sid, self._news, since, "d"]))
             if drops:
-                await pipelined(self.connection, drops)
+                await removing(self.cache, removed, pipelined(self.connection, drops))
         except BaseException:
             if cache is not None and ticket is not None:
                 cache.end(state.id, ticket)
@@ -307,17 +310,18 @@ class RedisSessionStore:
         await self._run(state.id, data)
 
     async def delete(self, session_id: str) -> bool:
+        """Returns once no worker answers the session from its cache (`_removals`)."""
         cache = self.cache
         ticket: Ticket | None = None
         if cache is not None:
             cache.forget(session_id)
             ticket = cache.begin(session_id)
         steps: list[Step] = [
-            (self._drop, [self._key(session_id)], [session_id, self._news, ""]),
+            (self._drop, [self._key(session_id)], [session_id, self._news, "", "D"]),
             (self._forget, [self._used, self._owners], [self._quotas, session_id]),
         ]
         try:
-            removed, _ = await pipelined(self.connection, steps)
+            removed, _ = await removing(self.cache, [session_id], pipelined(self.connection, steps))
         finally:
             if cache is not None and ticket is not None:
                 cache.end(session_id, ticket, DELETED)
@@ -434,6 +438,8 @@ class RedisSessionStore:
         cache.written(uses, [sid for sid, alive in zip(uses, kept, strict=True) if not alive])
 
     async def aclose(self) -> None:
+        if self.cache is not None and isinstance(self.cache.acknowledge, Acknowledger):
+            await self.cache.acknowledge.aclose()
         task, self._task = self._task, None
         if task is not None and not task.done():
             task.cancel()
