@@ -2,9 +2,11 @@
 that a request in an existing session needs no Redis round trip.
 
 Every write of a record (create, save) gets a version from one counter in Redis and,
-in the same Lua script, publishes `c <version> <id>` on the sessions channel; a delete,
-an expiry a script notices and an eviction publish `d <id>`. Each worker receives them
-on its bus subscription (`RedisBus.watch`) and drops an entry older than the news.
+in the same Lua script, publishes `c <version> <id>` on the sessions channel; a delete
+and an eviction publish `D <id>`, an idle expiry a script notices `d <id>`. Each worker
+receives them on its bus subscription (`RedisBus.watch`) and drops an entry older than
+the news; it acknowledges a `D` (`a <nonce> <id>`), and the worker that removed the
+session answers only once no other worker may still answer it (`_removals`).
 
 Why a stale entry cannot survive:
 - A read that raced with a write (its reply arrives after the write's message) is not
@@ -17,8 +19,9 @@ Why a stale entry cannot survive:
   its own (`h <nonce> <sent>`) a few times per staleness bound, and answers from the
   cache only while one sent less than `stale_after` seconds ago has come back: Redis
   delivers one subscriber's messages in order, so every change it applied before that
-  heartbeat has arrived. A change (or a DELETE) made on another worker is seen here at
-  most `stale_after` seconds later, normally within a millisecond.
+  heartbeat has arrived. A change made on another worker is seen here at most
+  `stale_after` seconds later, normally within a millisecond; a removal is seen here
+  before the worker that made it answers (`_removals`).
 - Under a Cluster whose sessions spread over the masters, each master publishes the
   news of its own sessions, and forwards it to the subscriber's node in order, on a
   link of its own. So a heartbeat goes through every master (`h <nonce> <sent>
