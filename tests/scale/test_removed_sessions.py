@@ -19,6 +19,7 @@ the DELETE wait, and it answers as soon as B has the news.
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
@@ -38,7 +39,7 @@ pytestmark = pytest.mark.needs_redis
 
 T = TypeVar("T")
 WAIT = 10.0  # seconds: a bound for each step, not a timing
-LONG = 60.0  # a staleness bound no test waits out: only an acknowledgement ends the wait
+BOUND = 6.0  # a staleness bound long enough to tell an acknowledgement from its end
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
@@ -145,14 +146,18 @@ def test_after_a_delete_answered_no_worker_answers_the_session() -> None:
 
 
 def test_a_delete_answers_once_the_other_worker_acknowledged_it() -> None:
-    """With a staleness bound no test waits out, the DELETE waits for B's
-    acknowledgement: not answered while B's news is held, answered once it arrives."""
+    """With a long staleness bound, the DELETE waits for B's acknowledgement: not
+    answered while B's news is held, answered once it arrives, well before the bound
+    would have ended the wait. (A has been subscribed for the bound: it has heard every
+    heartbeat that may vouch for a copy, and so knows whom to wait for.)"""
 
     async def scenario() -> None:
-        async with two_workers(session_stale_seconds=LONG) as (a, b, b_stores):
+        async with two_workers(session_stale_seconds=BOUND) as (a, b, b_stores):
             session = await initialize(a)
             await cached_on(b, b_stores.sessions, session)
+            await asyncio.sleep(BOUND)  # A's subscription began at its initialize
             gate = Gate(cache_of(b_stores.sessions), session["mcp-session-id"])
+            started = time.monotonic()
             deleting = asyncio.ensure_future(delete(a, session))
             await asyncio.wait_for(gate.reached.wait(), WAIT)
             await asyncio.sleep(0.5)  # (a DELETE that does not wait answers meanwhile)
@@ -160,6 +165,7 @@ def test_a_delete_answers_once_the_other_worker_acknowledged_it() -> None:
             assert (await post(b, session, rpc(3, "ping")))[0] == 200  # from B's copy still
             gate.open()
             assert await asyncio.wait_for(deleting, WAIT) == 200
+            assert time.monotonic() - started < BOUND - 1  # ended by the acknowledgement
             assert (await post(b, session, rpc(4, "ping")))[0] == 404
 
     run(scenario())
@@ -209,3 +215,29 @@ def test_what_a_delete_costs() -> None:
     assert len(scripts) == 2, commands
     assert len(acks) == 1, commands
     assert len(commands) == 3, commands
+
+
+def test_a_worker_that_just_subscribed_waits_out_the_bound() -> None:
+    """A worker subscribed for less than the bound may have missed the heartbeat that
+    lets another worker trust its copy: it cannot know whom to wait for, so its DELETE
+    waits out the bound. (Had it answered at once, B, whose heartbeat before the
+    subscription vouches for its copy for two seconds, would still answer it.)"""
+    bound = 2.0  # B's heartbeat every half second: A, just subscribed, has not heard it
+    url, prefix = fresh_redis_url(), f"removed-{uuid.uuid4().hex}:"
+    a, b = (RedisStores.from_url(url, prefix=prefix, session_stale_seconds=bound) for _ in "ab")
+
+    async def scenario() -> None:
+        try:
+            await b.sessions.create(SessionState(id="s", version="2025-11-25"))
+            await b.sessions.ready()
+            assert await b.sessions.load("s") is not None
+            gate = Gate(cache_of(b.sessions), "s")
+            await a.bus.ready()  # subscribed just now
+            assert await asyncio.wait_for(a.sessions.delete("s"), WAIT)
+            assert gate.reached.is_set()
+            assert await b.sessions.load("s") is None
+            gate.open()
+        finally:
+            await close([a, b])
+
+    run(scenario())

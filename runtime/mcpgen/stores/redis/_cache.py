@@ -83,6 +83,7 @@ class SessionCache:
         self.nonce = secrets.token_hex(8).encode()
         self._flights: dict[str, list[int]] = {}
         self.peers: dict[bytes, float] = {}  # other workers -> (monotonic) their last beat here
+        self.since = float("inf")  # (monotonic) hearing every beat since: `peers` is complete
         self.removals: dict[str, list[Removal]] = {}  # this worker waits on (`_removals`)
         self.acknowledge: Callable[[str], None] = lambda session_id: None  # publish `a`
 
@@ -176,6 +177,7 @@ class SessionCache:
         if nodes == self.nodes:
             return
         self.nodes = nodes
+        self.since = max(self.since, self.monotonic())  # (news from a new master)
         self.reset()
 
     def reset(self) -> None:
@@ -214,8 +216,9 @@ class SessionCache:
         else:  # (removed here: nobody waits for this worker, unless removed twice at once)
             mono = self.monotonic()
             self.peers = {p: t for p, t in self.peers.items() if t + self.stale_after > mono}
-            for removal in waits:
-                removal.heard(self.peers, self.stale_after)
+            if self.since + self.stale_after <= mono:  # (else a beat may have come before)
+                for removal in waits:
+                    removal.heard(self.peers, self.stale_after)
 
     # -- the Watcher side -----------------------------------------------------------------
     def message(self, data: bytes) -> None:
@@ -258,4 +261,5 @@ class SessionCache:
 
     def subscribed(self, live: bool) -> None:
         self.live = live
+        self.since = self.monotonic() if live else float("inf")
         self.reset()

@@ -15,7 +15,9 @@ record) to end that wait early:
   (one published after would have come behind the news, and the record dropped);
   every such heartbeat reached this worker before the news did, so once the news is
   here, the workers that may hold the record are those heard from less than the bound
-  ago (`peers`);
+  ago (`peers`). That holds when this worker has been subscribed for the bound at least
+  (a heartbeat sent before cannot vouch any more); a worker subscribed more recently
+  waits for the last of the three below;
 - then for each of those: its acknowledgement, or the end of its bound (its last
   heartbeat was sent before this worker heard it, so it trusts its copy no longer
   than that plus the bound);
