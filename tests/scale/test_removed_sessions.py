@@ -241,3 +241,30 @@ def test_a_worker_that_just_subscribed_waits_out_the_bound() -> None:
             await close([a, b])
 
     run(scenario())
+
+
+def test_deletes_in_a_row_without_a_hook() -> None:
+    """No hook: the other worker reads right after each delete returns. Before the fix
+    its news had not been processed yet every time (the reply reaches the deleting
+    worker before the subscription delivers), and B answered all of them."""
+    url, prefix = fresh_redis_url(), f"removed-{uuid.uuid4().hex}:"
+    a, b = (RedisStores.from_url(url, prefix=prefix) for _ in "ab")
+
+    async def scenario() -> list[str]:
+        try:
+            await a.sessions.ready()
+            await b.sessions.ready()
+            await asyncio.sleep(1.2)  # subscribed for the bound: acknowledgements end the wait
+            answered = []
+            for n in range(50):
+                session_id = f"s{n}"
+                await a.sessions.create(SessionState(id=session_id, version="2025-11-25"))
+                assert await b.sessions.load(session_id) is not None
+                assert await a.sessions.delete(session_id)
+                if await b.sessions.load(session_id) is not None:
+                    answered.append(session_id)
+            return answered
+        finally:
+            await close([a, b])
+
+    assert run(scenario()) == []
