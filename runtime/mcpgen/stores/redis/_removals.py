@@ -36,12 +36,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from redis import exceptions as rex
-
-if TYPE_CHECKING:
-    from mcpgen.stores.redis._cache import SessionCache
 
 __all__ = ["Acknowledger", "Removal", "removing"]
 
@@ -86,7 +83,18 @@ class Removal:
         return max(0.0, end - now)
 
 
-async def removing(cache: SessionCache | None, session_ids: list[str], removal: Awaitable[T]) -> T:
+class Waiting(Protocol):
+    """The side of a `SessionCache` a removal uses."""
+
+    stale_after: float
+    monotonic: Callable[[], float]
+
+    def expect_removal(self, session_ids: list[str]) -> list[Removal]: ...
+
+    def settled(self, session_ids: list[str], waits: list[Removal]) -> None: ...
+
+
+async def removing(cache: Waiting | None, session_ids: list[str], removal: Awaitable[T]) -> T:
     """Run `removal` (its scripts publish `D <id>` for `session_ids`); return what it
     returned once every worker has dropped its copies, or can trust them no more."""
     if cache is None or not session_ids:
