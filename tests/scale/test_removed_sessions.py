@@ -60,7 +60,7 @@ class Gate:
 
     def message(self, data: bytes) -> None:
         kind, _, rest = data.partition(b" ")
-        if kind.lower() == b"d" and rest == self.session_id:
+        if kind == b"d" and rest == self.session_id:
             self.holding = True
             self.reached.set()
         if self.holding:

@@ -2,11 +2,11 @@
 that a request in an existing session needs no Redis round trip.
 
 Every write of a record (create, save) gets a version from one counter in Redis and,
-in the same Lua script, publishes `c <version> <id>` on the sessions channel; a delete
-and an eviction publish `D <id>`, an idle expiry a script notices `d <id>`. Each worker
-receives them on its bus subscription (`RedisBus.watch`) and drops an entry older than
-the news; it acknowledges a `D` (`a <nonce> <id>`), and the worker that removed the
-session answers only once no other worker may still answer it (`_removals`).
+in the same Lua script, publishes `c <version> <id>` on the sessions channel; a delete,
+an expiry a script notices and an eviction publish `d <id>`. Each worker receives them
+on its bus subscription (`RedisBus.watch`) and drops an entry older than the news; it
+acknowledges a `d` (`a <nonce> <id>`), and the worker that removed the session answers
+only once no other worker may still answer it (`_removals`).
 
 Why a stale entry cannot survive:
 - A read that raced with a write (its reply arrives after the write's message) is not
@@ -207,8 +207,8 @@ class SessionCache:
                 self.removals.pop(session_id, None)
 
     def _removed(self, session_id: str) -> None:
-        """The news of a removal that waits for acknowledgements: acknowledge it (the
-        record is dropped here), and tell this worker's own waits."""
+        """The news of a removal: acknowledge it (the record is dropped here), and
+        tell this worker's own waits."""
         waits = self.removals.get(session_id)
         if not waits:
             if self.live:
@@ -243,7 +243,7 @@ class SessionCache:
         if kind == b"c":
             number, _, raw = rest.partition(b" ")
             version = int(number)
-        elif kind in (b"d", b"D"):
+        elif kind == b"d":
             raw, version = rest, DELETED
         else:
             return
@@ -251,12 +251,11 @@ class SessionCache:
         entry = self.entries.get(session_id)
         if entry is not None and entry.version < version:
             del self.entries[session_id]  # (its uses not yet written still count)
-        if version == DELETED:
-            self.dirty.pop(session_id, None)
         flight = self._flights.get(session_id)
         if flight is not None and flight[1] < version:
             flight[1] = version
-        if kind == b"D":
+        if version == DELETED:
+            self.dirty.pop(session_id, None)
             self._removed(session_id)
 
     def subscribed(self, live: bool) -> None:

@@ -2,7 +2,7 @@
 whose quota evicted a session) has answered, no worker answers that session from its
 cache.
 
-The news of a removal (`D <id>`, published by the script that removes the record)
+The news of a removal (`d <id>`, published by the script that removes the record)
 reaches the other workers asynchronously, over their subscriptions (under a Cluster
 through the session's master and a forwarding link). Until it arrives a worker may
 answer the session from its copy: its heartbeat says only that it is at most the
@@ -95,7 +95,7 @@ class Waiting(Protocol):
 
 
 async def removing(cache: Waiting | None, session_ids: list[str], removal: Awaitable[T]) -> T:
-    """Run `removal` (its scripts publish `D <id>` for `session_ids`); return what it
+    """Run `removal` (its scripts publish `d <id>` for `session_ids`); return what it
     returned once every worker has dropped its copies, or can trust them no more."""
     if cache is None or not session_ids:
         return await removal

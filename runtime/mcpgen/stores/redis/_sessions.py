@@ -103,16 +103,15 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 """
 
-# KEYS: the session; ARGV: id, channel, unless used since (a time; '' for always), the
-# news ('D': a removal the other workers acknowledge, `_removals`; 'd': an idle one, which
-# no cache answers anyway). 1 when it was there and is deleted now.
+# KEYS: the session; ARGV: id, channel, unless used since (a time; '' for always).
+# 1 when it was there and is deleted now.
 _DROP = """
 if ARGV[3] ~= '' then
   local seen = redis.call('HGET', KEYS[1], 'u')
   if seen and tonumber(seen) >= tonumber(ARGV[3]) then return 0 end
 end
 local deleted = redis.call('DEL', KEYS[1])
-if ARGV[2] ~= '' then redis.call('PUBLISH', ARGV[2], ARGV[4] .. ' ' .. ARGV[1]) end
+if ARGV[2] ~= '' then redis.call('PUBLISH', ARGV[2], 'd ' .. ARGV[1]) end
 return deleted
 """
 
@@ -274,12 +273,12 @@ class RedisSessionStore:
             _, (stale, evicted), *recorded = await pipelined(self.connection, steps)
             removed = [raw.decode() for raw in evicted]
             drops: list[Step] = [
-                (self._drop, [self._key(sid)], [sid, self._news, "", "D"]) for sid in removed
+                (self._drop, [self._key(sid)], [sid, self._news, ""]) for sid in removed
             ]
             since = repr(now - self.idle_timeout)
             for raw in stale:
                 sid = raw.decode()
-                drops.append((self._drop, [self._key(sid)], [sid, self._news, since, "d"]))
+                drops.append((self._drop, [self._key(sid)], [sid, self._news, since]))
             if drops:
                 await removing(self.cache, removed, pipelined(self.connection, drops))
         except BaseException:
@@ -317,7 +316,7 @@ class RedisSessionStore:
             cache.forget(session_id)
             ticket = cache.begin(session_id)
         steps: list[Step] = [
-            (self._drop, [self._key(session_id)], [session_id, self._news, "", "D"]),
+            (self._drop, [self._key(session_id)], [session_id, self._news, ""]),
             (self._forget, [self._used, self._owners], [self._quotas, session_id]),
         ]
         try:
