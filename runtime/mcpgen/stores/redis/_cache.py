@@ -4,7 +4,9 @@ that a request in an existing session needs no Redis round trip.
 Every write of a record (create, save) gets a version from one counter in Redis and,
 in the same Lua script, publishes `c <version> <id>` on the sessions channel; a delete,
 an expiry a script notices and an eviction publish `d <id>`. Each worker receives them
-on its bus subscription (`RedisBus.watch`) and drops an entry older than the news.
+on its bus subscription (`RedisBus.watch`) and drops an entry older than the news; it
+acknowledges a `d` (`a <nonce> <id>`), and the worker that removed the session answers
+only once no other worker may still answer it (`_removals`).
 
 Why a stale entry cannot survive:
 - A read that raced with a write (its reply arrives after the write's message) is not
@@ -17,8 +19,9 @@ Why a stale entry cannot survive:
   its own (`h <nonce> <sent>`) a few times per staleness bound, and answers from the
   cache only while one sent less than `stale_after` seconds ago has come back: Redis
   delivers one subscriber's messages in order, so every change it applied before that
-  heartbeat has arrived. A change (or a DELETE) made on another worker is seen here at
-  most `stale_after` seconds later, normally within a millisecond.
+  heartbeat has arrived. A change made on another worker is seen here at most
+  `stale_after` seconds later, normally within a millisecond; a removal is seen here
+  before the worker that made it answers (`_removals`).
 - Under a Cluster whose sessions spread over the masters, each master publishes the
   news of its own sessions, and forwards it to the subscriber's node in order, on a
   link of its own. So a heartbeat goes through every master (`h <nonce> <sent>
@@ -36,6 +39,8 @@ import secrets
 import sys
 import time
 from collections.abc import Callable
+
+from mcpgen.stores.redis._removals import Removal
 
 __all__ = ["DELETED", "SessionCache", "Ticket"]
 
@@ -77,6 +82,10 @@ class SessionCache:
         self.last_hit = 0.0  # (monotonic) the heartbeat stops when nobody uses the cache
         self.nonce = secrets.token_hex(8).encode()
         self._flights: dict[str, list[int]] = {}
+        self.peers: dict[bytes, float] = {}  # other workers -> (monotonic) their last beat here
+        self.since = float("inf")  # (monotonic) hearing every beat since: `peers` is complete
+        self.removals: dict[str, list[Removal]] = {}  # this worker waits on (`_removals`)
+        self.acknowledge: Callable[[str], None] = lambda session_id: None  # publish `a`
 
     def hit(self, session_id: str, now: float, within: float) -> bytes | None:
         """The record if it may be answered from here: cached, the heartbeat fresh, and
@@ -168,6 +177,7 @@ class SessionCache:
         if nodes == self.nodes:
             return
         self.nodes = nodes
+        self.since = max(self.since, self.monotonic())  # (news from a new master)
         self.reset()
 
     def reset(self) -> None:
@@ -177,6 +187,38 @@ class SessionCache:
         self.entries.clear()
         self._beats.clear()
         self.fresh_until = 0.0
+
+    # -- removals this worker answers only once no other worker serves them (`_removals`) -----
+    def expect_removal(self, session_ids: list[str]) -> list[Removal]:
+        """Before removing `session_ids`: what to wait for before answering."""
+        waits = []
+        for session_id in session_ids:
+            removal = Removal()
+            self.removals.setdefault(session_id, []).append(removal)
+            waits.append(removal)
+        return waits
+
+    def settled(self, session_ids: list[str], waits: list[Removal]) -> None:
+        for session_id, removal in zip(session_ids, waits, strict=True):
+            held = self.removals.get(session_id, [])
+            if removal in held:
+                held.remove(removal)
+            if not held:
+                self.removals.pop(session_id, None)
+
+    def _removed(self, session_id: str) -> None:
+        """The news of a removal: acknowledge it (the record is dropped here), and
+        tell this worker's own waits."""
+        waits = self.removals.get(session_id)
+        if not waits:
+            if self.live:
+                self.acknowledge(session_id)
+        else:  # (removed here: nobody waits for this worker, unless removed twice at once)
+            mono = self.monotonic()
+            self.peers = {p: t for p, t in self.peers.items() if t + self.stale_after > mono}
+            if self.since + self.stale_after <= mono:  # (else a beat may have come before)
+                for removal in waits:
+                    removal.heard(self.peers, self.stale_after)
 
     # -- the Watcher side -----------------------------------------------------------------
     def message(self, data: bytes) -> None:
@@ -189,6 +231,14 @@ class SessionCache:
                 fresh = float(sent) + self.stale_after
                 self._beats[name] = max(self._beats.get(name, 0.0), fresh)
                 self.fresh_until = min(self._beats.get(n, 0.0) for n in self.nodes)
+            else:
+                self.peers[nonce] = self.monotonic()
+            return
+        if kind == b"a":
+            nonce, _, raw = rest.partition(b" ")
+            if nonce != self.nonce:
+                for removal in self.removals.get(raw.decode(), ()):
+                    removal.ack(nonce)
             return
         if kind == b"c":
             number, _, raw = rest.partition(b" ")
@@ -201,12 +251,14 @@ class SessionCache:
         entry = self.entries.get(session_id)
         if entry is not None and entry.version < version:
             del self.entries[session_id]  # (its uses not yet written still count)
-        if version == DELETED:
-            self.dirty.pop(session_id, None)
         flight = self._flights.get(session_id)
         if flight is not None and flight[1] < version:
             flight[1] = version
+        if version == DELETED:
+            self.dirty.pop(session_id, None)
+            self._removed(session_id)
 
     def subscribed(self, live: bool) -> None:
         self.live = live
+        self.since = self.monotonic() if live else float("inf")
         self.reset()

@@ -42,6 +42,7 @@ from mcpgen.stores.redis._base import BUS, Connection, Step, pipelined
 from mcpgen.stores.redis._base import Arg as _Arg
 from mcpgen.stores.redis._bus import RedisBus
 from mcpgen.stores.redis._cache import DELETED, SessionCache, Ticket
+from mcpgen.stores.redis._removals import Acknowledger, removing
 
 __all__ = ["RedisSessionStore"]
 
@@ -237,6 +238,7 @@ class RedisSessionStore:
         self._lost_master = False  # a heartbeat failed: the masters may have changed
         if bus is not None and stale_after > 0:
             self.cache = SessionCache(stale_after=stale_after, max_entries=max_sessions)
+            self.cache.acknowledge = Acknowledger(client, self.channel, self.cache.nonce)
             bus.watch(self.channel, self.cache)
         self._news = self.channel
 
@@ -278,7 +280,7 @@ class RedisSessionStore:
                 sid = raw.decode()
                 drops.append((self._drop, [self._key(sid)], [sid, self._news, since]))
             if drops:
-                await pipelined(self.connection, drops)
+                await removing(self.cache, removed, pipelined(self.connection, drops))
         except BaseException:
             if cache is not None and ticket is not None:
                 cache.end(state.id, ticket)
@@ -307,6 +309,7 @@ class RedisSessionStore:
         await self._run(state.id, data)
 
     async def delete(self, session_id: str) -> bool:
+        """Returns once no worker answers the session from its cache (`_removals`)."""
         cache = self.cache
         ticket: Ticket | None = None
         if cache is not None:
@@ -317,7 +320,7 @@ class RedisSessionStore:
             (self._forget, [self._used, self._owners], [self._quotas, session_id]),
         ]
         try:
-            removed, _ = await pipelined(self.connection, steps)
+            removed, _ = await removing(self.cache, [session_id], pipelined(self.connection, steps))
         finally:
             if cache is not None and ticket is not None:
                 cache.end(session_id, ticket, DELETED)
@@ -434,6 +437,8 @@ class RedisSessionStore:
         cache.written(uses, [sid for sid, alive in zip(uses, kept, strict=True) if not alive])
 
     async def aclose(self) -> None:
+        if self.cache is not None and isinstance(self.cache.acknowledge, Acknowledger):
+            await self.cache.acknowledge.aclose()
         task, self._task = self._task, None
         if task is not None and not task.done():
             task.cancel()
