@@ -82,7 +82,13 @@ def tracebacks(caplog: pytest.LogCaptureFixture, name: str) -> list[logging.LogR
     ]
 
 
-LINKS = [(link, era) for link in ("memory", "stdio") for era in ("modern", "legacy")]
+# Over stdio each case starts a server process: the quick tier runs stdio in one era.
+LINKS = [
+    ("memory", "modern"),
+    ("memory", "legacy"),
+    ("stdio", "modern"),
+    pytest.param("stdio", "legacy", marks=pytest.mark.slow),
+]
 
 
 @pytest.mark.parametrize(("link", "era"), LINKS)

@@ -105,6 +105,7 @@ def test_multi_round_sampling_and_roots_cross(upstream_era: str, era: str) -> No
     assert text(roots) == "Roots: file:///work"
 
 
+@pytest.mark.slow
 def test_a_continuation_reaching_another_proxy_process_fails_clearly() -> None:
     """The pending upstream call lives in the process that started it: a second proxy
     (same keys, so the requestState opens) has no such call and says so."""
@@ -317,6 +318,7 @@ def test_a_parked_call_expires_after_input_timeout() -> None:
     asyncio.run(main())
 
 
+@pytest.mark.slow
 def test_with_a_shared_bus_a_continuation_reaches_the_process_holding_its_call() -> None:
     """Two proxies on one Redis: the rounds of one call alternate between them, each
     continuation served by whichever holds the upstream call."""

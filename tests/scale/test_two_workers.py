@@ -116,6 +116,7 @@ def test_a_task_started_on_one_worker_is_polled_and_cancelled_through_the_other(
         run(main())
 
 
+@pytest.mark.slow
 def test_a_task_waiting_for_input_is_answered_through_either_worker() -> None:
     """The task runs where it started; its answers (tasks/update) may reach the other
     worker, which forwards them over the bus."""
