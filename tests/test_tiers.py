@@ -125,3 +125,18 @@ def test_no_quick_test_waits_for_a_site_build() -> None:
             if not module_slow and not any(_slow(d) for d in node.decorator_list):
                 quick.append(f"{path.relative_to(REPO)}::{node.name}")
     assert quick == []
+
+
+@pytest.mark.slow
+def test_a_modules_quick_tests_run_on_one_worker() -> None:
+    """`--dist loadgroup` keeps a module's quick tests together (its module-scoped servers
+    start once), whatever pytest does to node ids (tests/scheduling.py)."""
+    proc = _pytest("-n", "2", "-v", "-m", QUICK, "tests/test_tiers.py")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    workers = {
+        line.split()[0]
+        for line in proc.stdout.splitlines()
+        if line.startswith("[gw") and " PASSED " in line
+    }
+    assert len(workers) == 1, proc.stdout[-3000:]
+    assert proc.stdout.count(" PASSED ") >= 4

@@ -80,6 +80,7 @@ MEDIA_OUTPUT = _object(
 )
 
 
+@pytest.mark.slow
 def test_every_generated_type_decodes(tmp_path: Path) -> None:
     """Structs told apart by a constant property become tagged structs msgspec decodes;
     a union it cannot decode falls back to `Any`; the module passes mypy --strict."""
