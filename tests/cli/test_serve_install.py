@@ -185,7 +185,7 @@ def test_install_refuses_what_it_cannot_merge(home: Path, project: Path) -> None
     assert not (home / ".cursor").exists()
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("transport", ["stdio", pytest.param("http", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("spec", ["weather.py", pytest.param("weather", marks=pytest.mark.slow)])
 def test_serve_refuses_a_module_that_starts_its_server_on_import(
     project: Path, transport: str, spec: str

@@ -82,11 +82,12 @@ def tracebacks(caplog: pytest.LogCaptureFixture, name: str) -> list[logging.LogR
     ]
 
 
-# Over stdio each case starts a server process: the quick tier runs stdio in one era.
+# Over stdio each case starts a server process: in the quick tier the elicitation test
+# below keeps stdio, these run in memory.
 LINKS = [
     ("memory", "modern"),
     ("memory", "legacy"),
-    ("stdio", "modern"),
+    pytest.param("stdio", "modern", marks=pytest.mark.slow),
     pytest.param("stdio", "legacy", marks=pytest.mark.slow),
 ]
 
