@@ -10,7 +10,14 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-__all__ = ["EVERYTHING", "everything_http", "free_port", "http_server", "stop"]
+__all__ = [
+    "EVERYTHING",
+    "LOOPBACK_ONLY",
+    "everything_http",
+    "free_port",
+    "http_server",
+    "stop",
+]
 
 
 def free_port() -> int:
@@ -75,3 +82,16 @@ def everything_http(log: Path) -> contextlib.AbstractContextManager[str]:
         lambda port: [sys.executable, str(EVERYTHING), "--transport", "http", "--port", str(port)],
         log,
     )
+
+
+# A Node preload: a server's listen() without a host binds the loopback interface only
+# (server-everything's HTTP modes listen on every interface and take only a PORT).
+LOOPBACK_ONLY = """
+const net = require("node:net");
+const listen = net.Server.prototype.listen;
+net.Server.prototype.listen = function (...args) {
+  const port = typeof args[0] === "number" || /^[0-9]+$/.test(String(args[0]));
+  if (port && typeof args[1] !== "string") args.splice(1, 0, "127.0.0.1");
+  return listen.apply(this, args);
+};
+"""

@@ -375,6 +375,10 @@ def test_workers_with_one_secret_accept_each_others_nonces() -> None:
     assert b.accepts(a.current()) and not DPoPNonces(b"other", 300).accepts(a.current())
     for junk in (None, 5, "", ".", "x.y", "99999999999999999999.x", "1." + "a" * 100):
         assert not a.accepts(junk)
+    # digits to str.isdigit, but no decimal number: refused, not a ValueError (a 500)
+    slot, _, mac = a.current().partition(".")
+    for digits in ("\u00b2", "\u00b9" + slot, slot[:-1] + "\u00b3"):
+        assert not a.accepts(f"{digits}.{mac}")
 
 
 # -- what the server advertises ---------------------------------------------------------------

@@ -178,3 +178,11 @@ def test_json_of_an_oldest_revision_session() -> None:
         called = mcpgen("call", f"{base}/sse", "echo", '{"text": "hi"}', "--json")
         assert called.returncode == 0, called.stderr
         assert json.loads(called.stdout) == {"content": [{"type": "text", "text": "hi"}]}
+
+
+def test_call_a_tool_that_runs_only_as_a_task() -> None:
+    """`mcpgen call` of a task-only tool: run as a task, waited for, its result shown."""
+    server = ["--", sys.executable, str(REPO / "tests" / "cli" / "task_server.py")]
+    called = mcpgen("call", "report", '{"topic": "owls"}', *server)
+    assert called.returncode == 0, called.stderr
+    assert called.stdout.strip() == "report on owls"

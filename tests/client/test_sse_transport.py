@@ -292,6 +292,7 @@ def test_sse_event_parsing() -> None:
         "event: endpoint\ndata: /messages?session_id=x\n\n"
         'data:{"a":\ndata: 1}\nid: 2\n\n'
         "retry: soon\ndata: x\n\n"  # a retry that is not a number is ignored
+        "retry: \u00b2\ndata: y\n\n"  # so is one of digits that are no decimal
         "data: never dispatched"  # no blank line before the end
     )
 
@@ -307,4 +308,5 @@ def test_sse_event_parsing() -> None:
         SseEvent("endpoint", "/messages?session_id=x", None, None),
         SseEvent("message", '{"a":\n1}', "2", None),
         SseEvent("message", "x", None, None),
+        SseEvent("message", "y", None, None),
     ]

@@ -42,7 +42,7 @@ from mcpgen.transports._links import HttpLink, StdioLink
 from mcpgen.transports._sse_link import SseLink
 from mcpgen.types import ElicitResult
 from tests import tooling
-from tests.processes import http_server
+from tests.processes import LOOPBACK_ONLY, http_server
 
 HERE = Path(__file__).resolve().parent
 OFFICIAL_SERVER = HERE / "official_server.py"
@@ -508,19 +508,6 @@ def test_server_everything_auto_falls_back(server_everything: list[str]) -> None
     assert initialize.at - probe.at < probe_timeout / 2
     assert initialize.message["params"]["protocolVersion"] == LEGACY
     assert [f.message["method"] for f in wire.requests_received()] == ["elicitation/create"]
-
-
-# A Node preload: a server's listen() without a host binds the loopback interface only
-# (server-everything's SSE mode listens on every interface and takes only a PORT).
-LOOPBACK_ONLY = """
-const net = require("node:net");
-const listen = net.Server.prototype.listen;
-net.Server.prototype.listen = function (...args) {
-  const port = typeof args[0] === "number" || /^[0-9]+$/.test(String(args[0]));
-  if (port && typeof args[1] !== "string") args.splice(1, 0, "127.0.0.1");
-  return listen.apply(this, args);
-};
-"""
 
 
 @pytest.mark.slow

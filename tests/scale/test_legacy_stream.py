@@ -126,3 +126,37 @@ def test_a_log_keeps_each_event_once_and_hands_it_to_one_claimer(which: int) -> 
         assert [frame for _, frame in missed.events] == [b"two", b"3"]
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["InMemoryEventStore", "RedisEventStore"])
+def test_a_priming_claim_numbers_its_event_after_every_earlier_one_and_before_later_ones(
+    which: int,
+) -> None:
+    """`claim(..., prime=True)` with nothing to return appends the priming event in the
+    claim itself, claimed: what is handed in after gets a later id (and is claimable),
+    and resuming from the priming id replays it. With something to return, nothing is
+    appended; a Last-Event-ID the log cannot replay from appends nothing either."""
+    store = _stores()[which]
+
+    async def main() -> None:
+        log = "session/get"
+        opened = await store.claim(log, prime=True)
+        assert opened is not None and [f for _, f in opened] == [b""]  # a new log: priming
+        primed = opened[0][0]
+        (late, claimed), *_ = await store.deliver_many([(log, "e1", b"one", True)])
+        assert claimed and _n(primed) < _n(late)  # handed in after: later, and live
+        assert await store.claim(log, primed) == [(late, b"one")]  # resumable from it
+        (handed, _), *_ = await store.deliver_many([(log, "e2", b"two", False)])
+        assert await store.claim(log, prime=True) == [(handed, b"two")]  # data: no priming
+        again = await store.claim(log, handed, prime=True)  # nothing after it: priming
+        assert again is not None and [(_n(eid), f) for eid, f in again] == [(_n(handed) + 1, b"")]
+        assert await store.claim(log) == []  # the priming event was claimed with it
+        assert await store.claim(log, "unknown.1", prime=True) is None
+        missed = await store.replay(again[0][0])
+        assert missed is not None and missed.events == []  # nothing appended since
+
+    asyncio.run(main())
+
+
+def _n(event_id: str) -> int:
+    return int(event_id.rpartition(".")[2])

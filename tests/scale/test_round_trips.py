@@ -14,7 +14,7 @@ import pytest
 from mcpgen.stores.redis import RedisStores
 from tests.scale.harness import fresh_redis_url
 from tests.scale.measure import Monitor, build, heartbeat, legacy_calls
-from tests.transports.asgidriver import initialize, post, rpc
+from tests.transports.asgidriver import Exchange, initialize, post, rpc
 
 pytestmark = pytest.mark.needs_redis
 
@@ -68,3 +68,32 @@ def test_a_message_that_changes_the_session_costs_one_write() -> None:
 
     commands = asyncio.run(alternate())
     assert pipelined(commands) == calls
+
+
+def test_a_get_stream_opens_with_one_round_trip_to_the_event_store() -> None:
+    """A legacy GET with nothing to replay claims the session's log and gets its priming
+    event in one script (the priming id is given in the claim: `transports/_standalone`),
+    so opening a stream costs the event store one round trip. Before, it cost two (the
+    claim, then the priming event's append)."""
+    server = build(fresh_redis_url())
+
+    async def open_streams() -> list[str]:
+        app: Any = server.asgi_app()
+        session = await initialize(app)
+        get = {**session, "accept": "text/event-stream"}
+        assert server.redis is not None
+        await server.redis.sessions.ready()
+        commands = []
+        for _ in range(2):  # the first one loads the script: count the second
+            monitor = Monitor()
+            stream = Exchange(app, "GET", get)
+            status, _ = await stream.start()
+            primed = await stream.block()
+            assert status == 200 and primed is not None and "id" in primed
+            commands = [c for c in monitor.stop() if not heartbeat(c)]
+            await stream.disconnect()  # (its end releases the log: not counted)
+        return commands
+
+    commands = asyncio.run(open_streams())
+    events = [c for c in commands if 'e-ids"' in c]  # every event store script names it
+    assert len(events) == 1 and '"EVALSHA"' in events[0], commands

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import AsyncGenerator, Coroutine
 from typing import Any, TypeVar, cast
 
@@ -200,3 +201,61 @@ def test_a_legacy_get_stream_on_one_worker_hears_a_change_made_on_the_other() ->
                 if "notifications/tools/list_changed" in methods:
                     break
         assert "notifications/tools/list_changed" in methods
+
+
+TASKS_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {
+        "extensions": {"io.modelcontextprotocol/tasks": {}},
+        "elicitation": {"form": {}},
+    },
+}
+
+
+def _modern(http: httpx.Client, url: str, user: str, method: str, params: dict[str, Any]) -> Any:
+    """A raw 2026-07-28 request as `user` (`x-user`): its decoded JSON answer."""
+    headers = {**MODERN_RAW, "mcp-method": method, "x-user": user}
+    headers["mcp-name"] = params.get("taskId") or params["name"]
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": TASKS_META}}
+    return http.post(url, content=json.dumps(body), headers=headers).json()
+
+
+MODERN_RAW = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2026-07-28",
+}
+
+
+def test_a_task_is_its_creators_on_every_worker_forwarded_updates_included() -> None:
+    """Another principal, knowing the task id, gets the unknown-task error for every
+    tasks/* method on both workers (on the one that does not run it, tasks/update would
+    be forwarded over the bus): the task waits for its creator's answer, untouched."""
+    with workers(wrap=principal_from_header) as (urls, _), httpx.Client(timeout=30) as http:
+        created = _modern(
+            http, urls[0], "alice", "tools/call", {"name": "vet", "arguments": {"name": "rex"}}
+        )
+        task_id = created["result"]["taskId"]
+        asked: dict[str, Any] = {}
+        for _ in range(100):
+            asked = _modern(http, urls[1], "alice", "tasks/get", {"taskId": task_id})["result"]
+            if asked["status"] == "input_required":
+                break
+            time.sleep(0.05)
+        (key,) = asked["inputRequests"]
+        answer = {key: {"action": "accept", "content": {"sure": True}}}
+        for user in ("mallory", "Alice", ""):
+            for url in urls:
+                for method, extra in (
+                    ("tasks/update", {"inputResponses": answer}),
+                    ("tasks/cancel", {}),
+                    ("tasks/get", {}),
+                ):
+                    refused = _modern(http, url, user, method, {"taskId": task_id, **extra})
+                    assert refused["error"]["code"] == -32602, (user, url, method, refused)
+        still = _modern(http, urls[1], "alice", "tasks/get", {"taskId": task_id})["result"]
+        assert still["status"] == "input_required" and list(still["inputRequests"]) == [key]
+        done = _modern(
+            http, urls[1], "alice", "tasks/update", {"taskId": task_id, "inputResponses": answer}
+        )
+        assert "error" not in done

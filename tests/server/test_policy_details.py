@@ -27,6 +27,7 @@ from mcpgen.middleware import (
     Timeouts,
     Visibility,
 )
+from mcpgen.stores import InMemoryRateLimitStore
 from mcpgen.stores.redis import Connection, RedisRateLimitStore, RedisResponseStore
 from mcpgen_types import latest as t
 from tests.server.harness import Recorder, request
@@ -180,6 +181,27 @@ def test_each_caller_has_its_own_bucket_and_the_global_one_is_shared() -> None:
     assert "result" in call(server, "bob") and "result" in call(server, "bob")
     assert "result" in call(server, "cy")  # the fifth token of the global bucket
     assert call(server, "dee")["error"]["code"] == RATE_LIMITED  # global bucket empty
+
+
+def test_made_up_tool_names_share_one_bucket_per_caller() -> None:
+    """Per (caller, tool) buckets exist for the server's tools; names no tool has share
+    one bucket per caller, so a flood of made-up names neither makes a bucket each nor
+    pushes the caller's own buckets out of a bounded store (a refill for free)."""
+    store = InMemoryRateLimitStore(max_buckets=50)
+    limit = RateLimit(per_caller_tool=Rate(0.001, burst=2), store=store)
+    server = counted_server(limit)
+    assert "result" in call(server, "ada") and "result" in call(server, "ada")
+    assert call(server, "ada")["error"]["code"] == RATE_LIMITED
+    refused = 0
+    for i in range(200):
+        channel = Recorder(principal="ada")
+        made_up = request(10 + i, "tools/call", {"name": f"nope-{i}"})
+        outcome = server.session().receive(made_up, channel)
+        assert isinstance(outcome, bytes)
+        refused += b'"code":%d' % RATE_LIMITED in outcome
+    assert refused >= 198  # two made-up calls, then that bucket is empty too
+    assert len(store._buckets) <= 3
+    assert call(server, "ada")["error"]["code"] == RATE_LIMITED  # ping's bucket is kept
 
 
 def test_two_workers_on_redis_share_one_limit() -> None:

@@ -681,9 +681,12 @@ def test_an_ordinary_client_gets_ordinary_results(built: Any) -> None:
         async with McpClient.memory(server, era="modern") as client:
             result = await client.call_tool("slow", {"seconds": 0})
             assert result.content[0].text == "slept 0"  # type: ignore[union-attr]
-            with pytest.raises(McpError) as caught:
-                await client.call_tool("must")
+            with pytest.raises(McpError) as caught:  # a plain request is refused
+                await client.request("tools/call", {"name": "must", "arguments": {}})
             assert caught.value.code == -32021
+            # call_tool sends it again declaring the extension and waits for the task
+            done = await client.call_tool("must")
+            assert done.content[0].text == "done"  # type: ignore[union-attr]
 
     asyncio.run(asyncio.wait_for(body(), 10))
 
@@ -836,5 +839,34 @@ def test_a_forwarded_answer_nobody_takes_is_an_error_not_an_ack() -> None:
         assert "error" not in await send(
             b, 3, "tasks/update", {"taskId": task_id, "inputResponses": stray}
         )
+
+    asyncio.run(asyncio.wait_for(body(), 10))
+
+
+def test_a_forwarded_update_carries_only_the_outstanding_answers() -> None:
+    """A tasks/update that lands on a worker not running the task puts on the bus only
+    the answers to requests still outstanding: answers to nothing asked send nothing,
+    and extra members (any size) never travel to every worker."""
+    store, bus = InMemoryTaskStore(), InMemoryBus()
+    server_a, _ = build(task_store=store, bus=bus)
+    server_b, _ = build(task_store=store, bus=bus)
+    forwarded: list[Any] = []
+    bus.subscribe(
+        lambda event: forwarded.append(event) if type(event).__name__ == "ReplyEvent" else None
+    )
+
+    async def body() -> None:
+        a, b = Client(server_a), Client(server_b)
+        task_id = (await call(a, "two"))["result"]["taskId"]
+        await settle(b, task_id, ("input_required",))
+        junk = {f"k{i}": {"action": "accept", "pad": "x" * 1000} for i in range(200)}
+        ack = await send(b, 2, "tasks/update", {"taskId": task_id, "inputResponses": junk})
+        assert "error" not in ack
+        assert forwarded == []  # nothing asked was answered: nothing sent
+        one = {"a": {"action": "accept", "content": {"v": "1"}}}
+        update = {"taskId": task_id, "inputResponses": {**junk, **one}}
+        assert "error" not in await send(b, 3, "tasks/update", update)
+        assert len(forwarded) == 1 and len(forwarded[0].frame) < 200
+        assert b"pad" not in forwarded[0].frame and b"k199" not in forwarded[0].frame
 
     asyncio.run(asyncio.wait_for(body(), 10))

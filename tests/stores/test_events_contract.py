@@ -122,6 +122,27 @@ def test_unknown_and_malformed_ids(make: Make) -> None:
     run(scenario())
 
 
+# Digits to `str.isdigit` that are no decimal number (a Last-Event-ID header is read as
+# latin-1, so a client can send the first two as single bytes).
+NOT_DECIMAL = ["\u00b2", "\u00b9", "\u0663", "1\u00b2", "\uff11"]
+
+
+@pytest.mark.parametrize("digits", NOT_DECIMAL)
+def test_an_id_whose_number_is_no_ascii_decimal_is_unknown(make: Make, digits: str) -> None:
+    """The stream is real, its number is not: refused (None), never an error."""
+    store, _ = make()
+
+    async def scenario() -> None:
+        eid = await store.append("s", b"x")
+        key = eid.rpartition(".")[0]
+        assert await store.replay(f"{key}.{digits}") is None
+        claim = getattr(store, "claim", None)
+        if claim is not None:  # the shared log of several workers' standalone streams
+            assert await claim("s", f"{key}.{digits}") is None
+
+    run(scenario())
+
+
 def test_ids_are_unique_across_streams_and_replay_only_their_stream(make: Make) -> None:
     store, _ = make()
 

@@ -141,3 +141,20 @@ def test_the_memory_response_store_is_bounded() -> None:
         return [await store.get("g", key) for key in "abc"]
 
     assert asyncio.run(main()) == [None, b"b", b"c"]
+
+
+def test_the_memory_response_store_forgets_the_groups_it_let_go() -> None:
+    """A group per resource read: once its entries are pushed out or expire, the group
+    goes too (a client reading ever new URIs of a template grows nothing)."""
+    now = [0.0]
+    store = InMemoryResponseStore(clock=lambda: now[0], max_entries=3)
+
+    async def main() -> None:
+        for i in range(1000):
+            await store.put(f"resource:users://{i}", "k", b"v", 60_000)
+        now[0] = 120.0
+        for i in range(997, 1000):
+            assert await store.get(f"resource:users://{i}", "k") is None  # expired
+
+    asyncio.run(main())
+    assert store._groups == {} and len(store._entries) == 0

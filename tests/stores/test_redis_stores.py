@@ -10,7 +10,14 @@ import uuid
 
 import pytest
 
-from mcpgen.stores import ChangeEvent, SessionState, TaskEvent
+from mcpgen import Server
+from mcpgen.stores import (
+    ChangeEvent,
+    InMemoryEventStore,
+    InMemorySessionStore,
+    SessionState,
+    TaskEvent,
+)
 from mcpgen.stores.redis import RedisStores, redacted
 from tests.stores.redis_server import redis_url
 from tests.stores.redis_server import server as redis_server
@@ -107,3 +114,43 @@ def test_session_quota_bookkeeping_goes_with_the_sessions() -> None:
         await client.aclose()
 
     asyncio.run(main())
+
+
+def test_an_empty_store_given_to_the_app_is_used_rather_than_redis() -> None:
+    """`asgi_app(store=..., events=...)` on a server with Redis: the stores given win,
+    even when they are empty (an empty `InMemoryEventStore` has a length of 0)."""
+    server = Server("given", state_keys=["k" * 32], redis=redis_url())
+    events, sessions = InMemoryEventStore(), InMemorySessionStore()
+    assert len(events) == 0
+    app = server.asgi_app(events=events, store=sessions)
+    assert app.events is events and app.store is sessions
+
+
+HOSTILE_IDS = ["{s:x}", "x}", "}{", "t:x", "s", "x\nDEL *", "*", "x:" * 2000, "é{ü}", ""]
+
+
+@pytest.mark.parametrize("hostile", HOSTILE_IDS, ids=range(len(HOSTILE_IDS)))
+def test_a_made_up_id_names_nothing_and_makes_no_key(hostile: str) -> None:
+    """A session or task id a client makes up (braces that would be a hash tag, the
+    groups' own separators, a newline, glob characters, very long) finds nothing, and
+    looking it up leaves no key behind: an id cannot reach another entity's keys."""
+    from mcpgen.stores.redis import Connection, RedisSessionStore, RedisTaskStore
+
+    connection = Connection(redis_url(), prefix=f"ids-{uuid.uuid4().hex}:")
+    sessions = RedisSessionStore(connection, idle_timeout=60.0, stale_after=0)
+    tasks = RedisTaskStore(connection)
+
+    async def main() -> list[bytes]:
+        await sessions.create(SessionState(id="x", version="2025-11-25"), client="c")
+        before = sorted(await connection.client.keys(connection.prefix + "*"))
+        assert await sessions.load(hostile) is None
+        assert await tasks.get(hostile) is None
+        await sessions.delete(hostile)
+        assert await sessions.load("x") is not None  # the real one untouched
+        after = sorted(await connection.client.keys(connection.prefix + "*"))
+        await connection.aclose()
+        return [*before, b"|", *after]
+
+    found = asyncio.run(main())
+    split = found.index(b"|")
+    assert found[:split] == found[split + 1 :]

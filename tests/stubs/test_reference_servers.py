@@ -42,8 +42,7 @@ def _npm_server(name: str, *args: str) -> list[str]:
 
 
 EVERYTHING = """
-from mcpgen import ToolError
-from mcpgen.types import CallToolResult
+from mcpgen.types import CallToolResult, TextContent
 from everything_tools import Location, MessageType, ResourceType, Tools
 
 
@@ -63,12 +62,13 @@ async def drive(tools: Tools, root: str) -> list[object]:
         await tools.trigger_elicitation_request(),
         await tools.trigger_url_elicitation(url="https://example.com/sign-in"),
     ]
-    # It runs only as a task, which mcpgen's client does not ask for in a 2025-11-25
-    # session: the server refuses the call, and the stub raises its error.
-    try:
-        await tools.simulate_research_query(topic="owls")
-    except ToolError as exc:
-        assert "task" in str(exc)
+    # It runs only as a task (2025-11-25 `execution.taskSupport: "required"`): the client
+    # task-augments the call, polls it and answers its elicitation (declined here).
+    research = await tools.simulate_research_query(topic="owls", ambiguous=True)
+    block = research.content[0]
+    assert research.is_error is not True and isinstance(block, TextContent)
+    assert "# Research Report: owls (User declined" in block.text, block.text
+    results.append(research)
     weather = await tools.get_structured_content(location=Location.chicago)
     results.append(weather.temperature + weather.humidity)
     assert all(isinstance(r, CallToolResult) for r in results[:-1])

@@ -13,7 +13,13 @@ from mcpgen import _jsonrpc as rpc
 from mcpgen import _protocol as proto
 from mcpgen._client._era import ProbeVerdict
 from mcpgen._client._steps import Resend
-from mcpgen._client._tasks import TASK_METHODS, created_task, declaring, task_notification
+from mcpgen._client._tasks import (
+    TASK_METHODS,
+    created_task,
+    declaring,
+    legacy_support,
+    task_notification,
+)
 from mcpgen._errors import ClientError, McpError, ProtocolViolationError
 from mcpgen_types import latest as t
 
@@ -79,6 +85,8 @@ class ClientCore:
         self.server_capabilities: dict[str, Any] = {}
         self.server_info: dict[str, Any] | None = None
         self.instructions: str | None = None
+        # 2025-11-25 sessions: each listed tool's `execution.taskSupport`
+        self.task_support: dict[str, str] = {}
         self._ids = itertools.count(1)
 
     # -- outgoing ---------------------------------------------------------------------------
@@ -246,6 +254,8 @@ class ClientCore:
         if not isinstance(data, dict):
             raise ProtocolViolationError(f"{method}: the result is not an object")
         kind = data.get("resultType", "complete")
+        if method == "tools/list" and self.era == "legacy":
+            self.task_support.update(legacy_support(data))
         if kind == "input_required":
             if info is None or not info.input_required:
                 raise ProtocolViolationError(

@@ -8,6 +8,14 @@ instead of the tool's result. The client learns how the task goes from `tasks/ge
 capabilities, decoding of the task shapes, the task outcomes as exceptions, and
 `TaskWatch`, the pure state of waiting for one task (each observed status in, the
 next step out: wait this long, answer these input requests, or the final result).
+
+2025-11-25 sessions had tasks of another kind, in the core protocol: a server offers
+them in `capabilities.tasks.requests.tools.call`, lists each tool's
+`execution.taskSupport`, and a client asks for one with `params.task` (`{"ttl": ms}`),
+getting `{"task": Task}`; `tasks/get` answers the bare `Task`, and `tasks/result` blocks
+until the task ends, carrying the server's input requests (ordinary server-to-client
+requests) while it waits. `legacy_offered`, `legacy_support`, `legacy_created` and
+`legacy_status` read those shapes into the extension's, so one handle serves both.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from msgspec import UNSET
 
 from mcpgen._client._steps import Done, NeedInput, Wait
 from mcpgen._errors import McpError, ProtocolViolationError
+from mcpgen._protocol import MISSING_CAPABILITY
 from mcpgen_types import ext_tasks as x
 from mcpgen_types import latest as t
 
@@ -27,6 +36,7 @@ __all__ = [
     "DEFAULT_POLL",
     "TASKS",
     "TASK_METHODS",
+    "LEGACY_TASKS",
     "TaskCancelledError",
     "TaskFailedError",
     "TaskWatch",
@@ -34,13 +44,19 @@ __all__ = [
     "created_task",
     "declaring",
     "get_result",
+    "legacy_created",
+    "legacy_offered",
+    "legacy_status",
+    "legacy_support",
     "status_of",
     "task_notification",
+    "tasks_required",
 ]
 
 TASKS: Final = x.EXTENSION_ID
 TASK_METHODS: Final = frozenset({"tools/call"})  # requests a server may answer with a task
 DEFAULT_POLL: Final = 1.0  # seconds between polls when the server suggests no interval
+LEGACY_TASKS: Final = "2025-11-25"  # the one revision with core tasks
 _get_decoder = msgspec.json.Decoder(x.GetTaskResult)
 _ENCODED: Final = (msgspec.Raw, bytes)
 
@@ -83,6 +99,15 @@ def declaring(capabilities: dict[str, Any]) -> dict[str, Any]:
     extensions = dict(capabilities.get("extensions") or {})
     extensions.setdefault(TASKS, {})
     return {**capabilities, "extensions": extensions}
+
+
+def tasks_required(error: McpError) -> bool:
+    """Whether a modern server refused a request for not declaring the extension
+    (-32021 naming it among the required capabilities)."""
+    data = error.data if isinstance(error.data, dict) else {}
+    required = data.get("requiredCapabilities")
+    extensions = required.get("extensions") if isinstance(required, dict) else None
+    return error.code == MISSING_CAPABILITY and isinstance(extensions, dict) and TASKS in extensions
 
 
 def created_task(data: dict[str, Any]) -> x.CreateTaskResult:
@@ -182,3 +207,58 @@ class TaskWatch:
             raise ProtocolViolationError(
                 f"task {self.task_id!r}: its result does not match the schema: {exc}"
             ) from None
+
+
+# -- 2025-11-25 core tasks ---------------------------------------------------------------------
+def legacy_offered(version: str, capabilities: dict[str, Any]) -> bool:
+    """Whether a legacy session's server runs `tools/call` as a task when asked."""
+    if version != LEGACY_TASKS:
+        return False
+    found: Any = capabilities
+    for key in ("tasks", "requests", "tools", "call"):
+        found = found.get(key) if isinstance(found, dict) else None
+    return isinstance(found, dict)
+
+
+def legacy_support(page: dict[str, Any]) -> dict[str, str]:
+    """Each listed tool's `execution.taskSupport` in a 2025-11-25 `tools/list` page
+    ("forbidden" when it has none)."""
+    support: dict[str, str] = {}
+    for tool in page.get("tools") or ():
+        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+            continue
+        execution = tool.get("execution")
+        value = execution.get("taskSupport") if isinstance(execution, dict) else None
+        support[tool["name"]] = value if value in ("optional", "required") else "forbidden"
+    return support
+
+
+def _legacy_task(task: Any, what: str) -> dict[str, Any]:
+    """A 2025-11-25 `Task` object's fields under the extension's names."""
+    if not isinstance(task, dict):
+        raise ProtocolViolationError(f"{what}: the server's task is not an object")
+    fields = {k: v for k, v in task.items() if k not in ("ttl", "pollInterval")}
+    fields["ttlMs"] = task.get("ttl")
+    if isinstance(task.get("pollInterval"), int):
+        fields["pollIntervalMs"] = task["pollInterval"]
+    return fields
+
+
+def legacy_created(data: dict[str, Any]) -> x.CreateTaskResult:
+    """A 2025-11-25 `CreateTaskResult` (`{"task": Task}`) as the extension's."""
+    fields = _legacy_task(data.get("task"), "tools/call")
+    if "_meta" in data:
+        fields["_meta"] = data["_meta"]
+    return created_task({**fields, "resultType": "task"})
+
+
+def legacy_status(data: dict[str, Any], outcome: dict[str, Any] | None = None) -> x.GetTaskResult:
+    """A 2025-11-25 `tasks/get` result as the extension's shape for its status.
+    `outcome`: what `tasks/result` gave for an ended task, `{"result": ...}` or
+    `{"error": ...}`; an input-required task lists no requests (they come as requests
+    of their own while `tasks/result` waits)."""
+    fields = _legacy_task(data, "tasks/get")
+    fields.update(outcome or {})
+    if fields.get("status") == "input_required":
+        fields.setdefault("inputRequests", {})
+    return get_result({**fields, "resultType": "complete"})

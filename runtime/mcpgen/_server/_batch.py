@@ -71,11 +71,16 @@ def receive_batch(line: bytes, session: _Members, channel: Channel) -> Outcome:
 
 async def _gather(outcomes: list[Outcome]) -> Outcome:
     done: list[Settled] = []
-    for outcome in outcomes:
-        o = outcome
-        while isinstance(o, Pending):
-            o = await o.coro
-        done.append(o)
+    try:
+        for outcome in outcomes:
+            o = outcome
+            while isinstance(o, Pending):
+                o = await o.coro
+            done.append(o)
+    finally:  # cancelled (a drain, a client gone): the members not started never run
+        for later in outcomes[len(done) + 1 :]:
+            if isinstance(later, Pending):
+                later.close()
     return _join(done)
 
 

@@ -310,9 +310,13 @@ class Pending:
 
     def _closed(self, handle: Handle) -> None:
         if handle.cancelled():
-            self.coro.close()
-            if self.inner is not None:
-                self.inner.close()
+            self.close()
+
+    def close(self) -> None:
+        """Close the coroutines of work that will never run."""
+        self.coro.close()
+        if self.inner is not None:
+            self.inner.close()
 
 
 # What `Session.receive` returns, and what pending work finally comes to.

@@ -147,6 +147,7 @@ class ServerCore:
         self.extensions = extensions
         self.server_meta: dict[str, Any] = {META_SERVER_INFO: msgspec.to_builtins(info)}
         self.listeners: dict[int, Listener] = {}
+        self.closing = False  # shutting down: a listen stream opened now ends at once
         # Why updates of a URI cannot be delivered (a subscription to it is refused), or
         # None; None here: every URI may be subscribed to (the app notifies what it wants).
         self.undeliverable: Callable[[str], str | None] | None = None
@@ -376,16 +377,25 @@ class ServerCore:
                 self.tasks.nowhere.spawn(self.tasks.update(*found))
 
     def close_listeners(self) -> None:
-        """Graceful shutdown: every open listen stream gets its final result."""
-        for key, listener in list(self.listeners.items()):
-            self.listeners.pop(key, None)
+        """Graceful shutdown: every open listen stream gets its final result, and so
+        does every one opened from now on (the client opens it again elsewhere)."""
+        self.closing = True
+        for key in list(self.listeners):
+            self.end_listen(key)
+
+    def end_listen(self, key: int) -> None:
+        """The listen stream `key` gets its final result."""
+        listener = self.listeners.pop(key, None)
+        if listener is not None:
             result = t.SubscriptionsListenResult(meta={META_SUBSCRIPTION_ID: listener.request_id})
             listener.channel.reply(result_frame(listener.request_id, self.stamp_listen(result)))
 
     def close(self) -> None:
-        """Graceful shutdown: listen streams get their final result, running tasks end."""
+        """Graceful shutdown: listen streams get their final result, running tasks end;
+        then listens are taken again (the server may be served once more)."""
         self.close_listeners()
         self.tasks.close()
+        self.closing = False
 
     def stamp_listen(self, result: t.SubscriptionsListenResult) -> t.SubscriptionsListenResult:
         result.meta = {**result.meta, **self.server_meta}

@@ -418,6 +418,8 @@ class Session:
         key = id(listener)
         self.core.listeners[key] = listener
         self.listens[listener.request_id] = key
+        if self.core.closing:
+            self.core.end_listen(key)
 
 
 def _error(call: Call, exc: McpError) -> bytes:

@@ -97,11 +97,15 @@ async def forward(
     """Answers for a task another worker runs: checked here against the record's requests,
     sent to the owner on the bus, and returned from only once the record shows them taken,
     so a `tasks/get` on any worker after the acknowledgement sees the answered keys gone.
+    Only the answers to outstanding requests travel: with none, nothing is sent (the
+    owner would ignore the rest; no bus traffic for what a client can repeat at will).
     Raises when the owner does not take them in time (it died); sending again is safe."""
     pending = state.input_requests
     asked = {wire: (wire, request.get("method", "")) for wire, request in pending.items()}
     sent = {wire for wire, _, _ in typed_answers(pending, asked, responses)}
-    publish(input_event(state.id, principal, responses))
+    if not sent:
+        return
+    publish(input_event(state.id, principal, {wire: responses[wire] for wire in sent}))
     delay, waited = 0.002, 0.0
     while sent and waited < _FORWARD_WAIT_S:
         await sleep(delay)

@@ -108,7 +108,7 @@ class DPoPNonces:
         if not isinstance(nonce, str) or len(nonce) > 64:
             return False
         slot_text, _, mac = nonce.partition(".")
-        if not slot_text.isdigit() or len(slot_text) > 15:
+        if not (slot_text.isascii() and slot_text.isdigit()) or len(slot_text) > 15:
             return False
         slot = int(slot_text)
         now = int(self.clock() // self.period)

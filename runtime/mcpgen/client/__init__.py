@@ -10,7 +10,8 @@ endpoint refuses POSTs); `modern` pins 2026-07-28; `legacy` goes straight to the
 handshake. Input requests (elicitation, sampling, roots) are answered by the
 callbacks you pass, whether they arrive as input-required results (modern) or as
 server-to-client requests (legacy). Tasks (the `io.modelcontextprotocol/tasks`
-extension, modern era): `call_tool(..., task=True)` may return a `ToolTask`.
+extension, and 2025-11-25 servers' core tasks): `call_tool(..., task=True)` may return
+a `ToolTask`; a tool that runs only as a task is run as one and waited for.
 
 `Client` is the layer over the sans-I/O protocol core, `mcpgen._client`. Its private
 modules: `_client` (the class: made per transport, connected) over `_requests` (its base

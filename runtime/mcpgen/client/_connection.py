@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from typing import Any, Self
 
 import msgspec
@@ -304,6 +304,20 @@ class Connection:
         finally:
             if token is not None:
                 self._progress.pop(token, None)
+
+    @contextlib.contextmanager
+    def progress_token(self, progress: ProgressCallback | None) -> Iterator[str | None]:
+        """A progress token whose notifications go to `progress` while the block runs
+        (None without a callback), for requests sent by hand (a 2025-11-25 task's)."""
+        if progress is None:
+            yield None
+            return
+        token = f"progress-{next(self._tokens)}"
+        self._progress[token] = progress
+        try:
+            yield token
+        finally:
+            self._progress.pop(token, None)
 
     async def raw_request(
         self,

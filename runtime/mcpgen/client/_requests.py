@@ -10,6 +10,7 @@ call, so whatever wraps it sees them all.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import AsyncIterator, Coroutine, Sequence
 from typing import Any, Literal, Unpack, cast, overload
@@ -17,6 +18,8 @@ from typing import Any, Literal, Unpack, cast, overload
 import msgspec
 
 from mcpgen._client._cache import ResultCache
+from mcpgen._client._tasks import tasks_required
+from mcpgen._errors import McpError
 from mcpgen.client import _callbacks as cb
 from mcpgen.client._apps import App, read_app
 from mcpgen.client._connection import Connection, Note
@@ -77,9 +80,9 @@ class Requests:
         """`tasks/update` (see `Tasks.update_task`)."""
         await self.tasks.update_task(task_id, input_responses)
 
-    async def cancel_task(self, task_id: str) -> None:
+    async def cancel_task(self, task_id: str, *, timeout: float | None = None) -> None:
         """`tasks/cancel` (see `Tasks.cancel_task`)."""
-        await self.tasks.cancel_task(task_id)
+        await self.tasks.cancel_task(task_id, timeout=timeout)
 
     async def wait_task(
         self,
@@ -139,36 +142,75 @@ class Requests:
     ) -> t.CallToolResult | ToolTask:
         """Call a tool; its result, input rounds fulfilled by the callbacks.
 
-        `task=True` declares the Tasks extension on this request: the server may then
-        run the call as a task, and you get a `ToolTask` (`await handle.result()`),
-        or answer directly with the CallToolResult. A legacy session has no tasks: the
-        call is an ordinary one (a tool that runs only as a task refuses it).
+        A tool that runs only as a task is run as one and waited for, so its result
+        comes back like any other: in 2026-07-28 when the server refuses the plain call
+        for want of the Tasks extension, the call is sent again declaring it; in a
+        2025-11-25 session, by the tool's listed `execution.taskSupport` (the tools are
+        listed first when this one is not known yet and the server offers tasks). That
+        wait is bounded by `timeout` like any call; when it is cancelled or runs out,
+        the client cancels the task (`tasks/cancel`).
+
+        `task=True` asks for a task whatever the tool: 2026-07-28 declares the Tasks
+        extension on this request (the server may then make it a task), 2025-11-25
+        task-augments it when the tool allows tasks; you get a `ToolTask`
+        (`await handle.result()`) when the server made it one, else the result. A
+        session without tasks makes the call an ordinary one.
 
         Args:
             name: The tool's name.
             arguments: Its arguments, a JSON object (none: `{}`).
             timeout: Seconds to wait for the answer (default: the client's `timeout`).
-            progress: Called with `progress, total, message` as the server reports them.
-            task: Declare the Tasks extension on this call.
+            progress: Called with `progress, total, message` as the server reports them
+                (for a task, while this call waits for it).
+            task: Ask for a task; get its handle.
 
         Returns:
             The result (a tool's own failure is a result with `is_error` set), or a
-            `ToolTask` when the server made the call a task.
+            `ToolTask` when `task=True` and the server made the call a task.
 
         Raises:
             McpError: The server answered with a JSON-RPC error (an unknown tool,
-                invalid arguments).
+                invalid arguments); a task it made of the call failed (TaskFailedError)
+                or was cancelled (TaskCancelledError).
             TransportError: The connection failed, timed out or closed.
         """
         connection = self.connection
         await headers_known(connection, name, self.list_tools)
         params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
-        result = await connection.request(
-            "tools/call", params, timeout=timeout, progress=progress, tasks=task
-        )
+        limit = timeout or connection.timeout
+        if self.tasks.legacy and await self._legacy_task(name, task):
+            with connection.progress_token(progress) as token:  # while this call waits
+                started = await self.tasks.start_legacy(params, timeout, token)
+                if isinstance(started, ToolTask) and not task:
+                    started = await self.tasks.run(started, limit)
+            if isinstance(started, ToolTask):
+                return started
+            return await self.unwrap.result(name, started, self.list_tools)
+        try:
+            result = await connection.request(
+                "tools/call", params, timeout=timeout, progress=progress, tasks=task
+            )
+        except McpError as exc:
+            if task or connection.core.era != "modern" or not tasks_required(exc):
+                raise
+            result = await connection.request(
+                "tools/call", params, timeout=timeout, progress=progress, tasks=True
+            )
+            if isinstance(result, x.CreateTaskResult):
+                result = await self.tasks.run(ToolTask(self.tasks, result), limit)
         if task and isinstance(result, x.CreateTaskResult):
             return ToolTask(self.tasks, result)
         return await self.unwrap.result(name, cast(t.CallToolResult, result), self.list_tools)
+
+    async def _legacy_task(self, name: str, asked: bool) -> bool:
+        """Whether a 2025-11-25 call of `name` is task-augmented: the tool runs only
+        as a task, or may and the caller asked (tools listed once if `name` is new)."""
+        support = self.connection.core.task_support
+        if name not in support:
+            with contextlib.suppress(McpError):
+                await self.list_tools(refresh=True)
+        found = support.get(name, "forbidden")
+        return found == "required" or (asked and found == "optional")
 
     async def list_resources(
         self, cursor: str | None = None, **options: Unpack[PageOptions]

@@ -7,23 +7,47 @@ server's suggested interval, answers the task's input requests with the client's
 elicitation / sampling / roots callbacks through `tasks/update`, and returns the final
 `CallToolResult` (`TaskFailedError` for a task ended by a JSON-RPC error, `TaskCancelledError`
 for a cancelled one, `TimeoutError` when it outlasts `timeout`: the task itself runs
-on). Tasks exist only in the modern era: there `get_task` / `update_task` /
-`cancel_task` / `wait_task` work on any task id this client's principal created; a
-legacy session raises ConfigurationError for them, and runs `call_tool(task=True)` as
-an ordinary call. The protocol decisions are in `mcpgen._client._tasks` (sans-I/O); `Tasks` is the
-helper a `Client` holds and forwards its task methods to.
+on). `get_task` / `update_task` / `cancel_task` / `wait_task` work on any task id this
+client's principal created.
+
+A 2025-11-25 session whose server offers task-augmented `tools/call` has the core
+protocol's tasks instead: `start_legacy` asks for one (`params.task`), and the same
+`ToolTask` comes back (the task's fields under the extension's names). Waiting polls
+`tasks/get`, and once the task needs input or has ended calls `tasks/result`, which
+the server answers when the task ends, sending its input requests meanwhile as
+ordinary requests that the client's callbacks answer. `update_task` has no
+counterpart there. Other legacy sessions have no tasks (ConfigurationError).
+
+`run` is the wait of a call the caller did not ask to see as a task (`call_tool`
+without `task=True`, of a tool that runs only as one): bounded like the call itself,
+and giving up (cancelled, out of time) cancels the task with `tasks/cancel`. The
+protocol decisions are in `mcpgen._client._tasks` (sans-I/O); `Tasks` is the helper a
+`Client` holds and forwards its task methods to.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Callable
 from typing import Any, Final
 
 import msgspec
 
 from mcpgen._client import Done, NeedInput, TaskWatch, Wait
-from mcpgen._client._tasks import get_result, status_of
-from mcpgen._errors import ConfigurationError
+from mcpgen._client._tasks import (
+    get_result,
+    legacy_created,
+    legacy_offered,
+    legacy_status,
+    status_of,
+)
+from mcpgen._errors import (
+    ConfigurationError,
+    McpError,
+    ProtocolViolationError,
+    RequestTimeoutError,
+)
 from mcpgen.client._callbacks import Callbacks
 from mcpgen.client._connection import Connection
 from mcpgen_types import ext_tasks as x
@@ -32,6 +56,9 @@ from mcpgen_types import latest as t
 __all__ = ["DEFAULT_TASK_TIMEOUT", "Tasks", "ToolTask"]
 
 DEFAULT_TASK_TIMEOUT: Final = 3600.0  # seconds wait_task waits by default (an hour)
+LEGACY_TTL_MS: Final = 3_600_000  # how long a 2025-11-25 task is asked to be kept
+_CANCEL_WAIT: Final = 5.0  # seconds a tasks/cancel sent on giving up may take
+_ENDED: Final = frozenset({"completed", "failed"})
 TaskStatus = x.CreateTaskResult | x.GetTaskResult
 
 
@@ -78,8 +105,8 @@ class ToolTask:
 
 
 class Tasks:
-    """The task requests of one connection (modern era only); `Client` forwards its
-    task methods here."""
+    """The task requests of one connection (the extension's, or a 2025-11-25 server's
+    core tasks); `Client` forwards its task methods here."""
 
     def __init__(self, connection: Connection, callbacks: Callbacks) -> None:
         self.connection = connection
@@ -88,20 +115,76 @@ class Tasks:
     async def _task_request(
         self, method: str, params: dict[str, Any], timeout: float | None = None
     ) -> msgspec.Raw | None:
-        """A `tasks/*` request declaring the extension; its raw result."""
+        """A `tasks/*` request (declaring the extension when modern); its raw result."""
         core = self.connection.core
-        if core.era != "modern":
-            raise ConfigurationError(
-                f"{method}: tasks exist only in the modern era (this session is {core.era})"
+        if core.era == "modern":
+            return await self.connection.raw_request(
+                method, params, capabilities=core.task_capabilities, timeout=timeout
             )
-        return await self.connection.raw_request(
-            method, params, capabilities=core.task_capabilities, timeout=timeout
-        )
+        if method == "tasks/update" or not self.legacy:
+            raise ConfigurationError(
+                f"{method}: this {core.era} session ({core.version}) has no such tasks"
+            )
+        return await self.connection.raw_request(method, params, timeout=timeout)
+
+    @property
+    def legacy(self) -> bool:
+        """A 2025-11-25 session whose server runs tool calls as tasks when asked."""
+        core = self.connection.core
+        return core.era == "legacy" and legacy_offered(core.version, core.server_capabilities)
+
+    async def start_legacy(
+        self, params: dict[str, Any], timeout: float | None = None, token: str | None = None
+    ) -> ToolTask | t.CallToolResult:
+        """A 2025-11-25 task-augmented `tools/call`: the task's handle, or the result
+        when the server ran the call at once. `token`: its progress token (the server
+        may report the task's progress under it for as long as the task runs)."""
+        sent = {**params, "task": {"ttl": LEGACY_TTL_MS}}
+        if token is not None:
+            sent["_meta"] = {"progressToken": token}
+        raw = await self.connection.raw_request("tools/call", sent, timeout=timeout)
+        data = msgspec.json.decode(raw) if raw is not None else None
+        if isinstance(data, dict) and "task" in data and "content" not in data:
+            return ToolTask(self, legacy_created(data))
+        result = self.connection.core.result("tools/call", raw)
+        assert isinstance(result, t.CallToolResult)
+        return result
+
+    async def _outcome(self, task_id: str, timeout: float) -> dict[str, Any]:
+        """`tasks/result` (2025-11-25): `{"result": ...}` or `{"error": ...}` once the
+        task ends; its input requests are served by the callbacks meanwhile."""
+        try:
+            raw = await self._task_request("tasks/result", {"taskId": task_id}, timeout)
+        except McpError as exc:
+            error = {"code": exc.code, "message": exc.message}
+            return {"error": error if exc.data is None else {**error, "data": exc.data}}
+        return {"result": msgspec.json.decode(raw) if raw is not None else {}}
+
+    async def _legacy_get(
+        self, task_id: str, timeout: float | None = None, wait: float | None = None
+    ) -> x.GetTaskResult:
+        """2025-11-25 `tasks/get`, and the outcome from `tasks/result` when the task has
+        ended, or needs input and the caller may wait `wait` seconds for it to end."""
+        raw = await self._task_request("tasks/get", {"taskId": task_id}, timeout)
+        data = msgspec.json.decode(raw) if raw is not None else None
+        if not isinstance(data, dict):
+            raise ProtocolViolationError("tasks/get: the server's result is not an object")
+        status = data.get("status")
+        if status not in _ENDED and (status != "input_required" or wait is None):
+            return legacy_status(data)
+        outcome = await self._outcome(task_id, wait or timeout or self.connection.timeout)
+        if "error" in outcome and status == "input_required":  # it may have been cancelled
+            return await self._legacy_get(task_id, timeout)
+        ended = "completed" if "result" in outcome else "failed"
+        return legacy_status({**data, "status": ended}, outcome)
 
     async def get_task(self, task_id: str, *, timeout: float | None = None) -> x.GetTaskResult:
         """`tasks/get`: the task's status as its shape (`GetTaskResultWorking`,
         `...InputRequired` with `input_requests`, `...Completed` with `result`,
-        `...Failed` with `error`, `...Cancelled`)."""
+        `...Failed` with `error`, `...Cancelled`). 2025-11-25: an ended task's outcome
+        is fetched with `tasks/result`; an input-required one lists no requests."""
+        if self.connection.core.era == "legacy":
+            return await self._legacy_get(task_id, timeout)
         return get_result(await self._task_request("tasks/get", {"taskId": task_id}, timeout))
 
     async def update_task(self, task_id: str, input_responses: dict[str, Any]) -> None:
@@ -110,9 +193,23 @@ class Tasks:
         responses = {key: msgspec.to_builtins(value) for key, value in input_responses.items()}
         await self._task_request("tasks/update", {"taskId": task_id, "inputResponses": responses})
 
-    async def cancel_task(self, task_id: str) -> None:
+    async def cancel_task(self, task_id: str, *, timeout: float | None = None) -> None:
         """`tasks/cancel`: ask the server to stop the task (it may still finish first)."""
-        await self._task_request("tasks/cancel", {"taskId": task_id})
+        await self._task_request("tasks/cancel", {"taskId": task_id}, timeout)
+
+    async def run(self, handle: ToolTask, timeout: float) -> t.CallToolResult:
+        """Wait for a task made of a call its caller did not ask to see as one, within
+        the call's `timeout` (else RequestTimeoutError); a wait that is cancelled or
+        runs out of time cancels the task (`tasks/cancel`, its failure ignored)."""
+        try:
+            return await self.wait_task(handle, timeout=timeout)
+        except (TimeoutError, asyncio.CancelledError) as exc:
+            cancelling = asyncio.ensure_future(self.cancel_task(handle.id, timeout=_CANCEL_WAIT))
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.shield(cancelling)
+            if isinstance(exc, TimeoutError) and not isinstance(exc, RequestTimeoutError):
+                raise RequestTimeoutError(timeout) from None
+            raise
 
     async def wait_task(
         self,
@@ -137,6 +234,8 @@ class Tasks:
         deadline = asyncio.timeout(timeout)
         try:
             async with deadline:
+                if self.connection.core.era == "legacy":
+                    return await self._watch_legacy(watch, handle, _left(deadline))
                 return await self._watch(watch, handle)
         except TimeoutError:
             if not deadline.expired():
@@ -145,6 +244,28 @@ class Tasks:
                 f"task {task_id!r} still {watch.status or 'unobserved'} after {timeout} s"
                 " (it was not cancelled)"
             ) from None
+
+    async def _watch_legacy(
+        self, watch: TaskWatch, handle: ToolTask | None, left: Callable[[], float]
+    ) -> t.CallToolResult:
+        # Poll tasks/get while the task works; once it needs input or has ended,
+        # tasks/result (it may wait as long as the whole wait has left).
+        fresh = handle is not None and handle.last is handle.created
+        seen: TaskStatus | None = handle.created if handle is not None and fresh else None
+        while True:
+            if seen is not None:
+                if isinstance(seen, x.CreateTaskResult) and seen.status != "working":
+                    seen = await self._legacy_get(watch.task_id, wait=left())
+                step = watch.on_status(seen)
+                if isinstance(step, Done):
+                    result = step.result
+                    assert isinstance(result, t.CallToolResult)
+                    return result
+                assert isinstance(step, Wait)  # a 2025-11-25 status lists no requests
+                await asyncio.sleep(step.delay)
+            seen = await self._legacy_get(watch.task_id, wait=left())
+            if handle is not None:
+                handle.last = seen
 
     async def _watch(self, watch: TaskWatch, handle: ToolTask | None) -> t.CallToolResult:
         # A fresh handle's CreateTaskResult says how long to wait before the first poll;
@@ -169,3 +290,15 @@ class Tasks:
                 await self.update_task(watch.task_id, answers)
                 watch.answered(step.requests)
                 step = watch.on_status(status)  # nothing fresh in it now: a Wait
+
+
+def _left(deadline: asyncio.Timeout) -> Callable[[], float]:
+    """Seconds `deadline` leaves (an hour when it has no end)."""
+
+    def left() -> float:
+        when = deadline.when()
+        if when is None:
+            return DEFAULT_TASK_TIMEOUT
+        return max(when - asyncio.get_running_loop().time(), 0.001)
+
+    return left

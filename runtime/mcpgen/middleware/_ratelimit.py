@@ -97,7 +97,10 @@ class RateLimit(Middleware):
                 found.append(tool_bucket)
             if self.per_caller_tool is not None:
                 rate = self.per_caller_tool
-                found.append(Bucket(f"{p}ct:{caller}:{name}", rate.per_second, rate.capacity))
+                # A name no tool has shares one bucket per caller: made-up names must not
+                # make a bucket each (pushing the caller's real ones out of memory).
+                tool = name if ctx.tool() is not None else ""
+                found.append(Bucket(f"{p}ct:{caller}:{tool}", rate.per_second, rate.capacity))
         return found
 
     async def on_request(self, ctx: MiddlewareContext[Any], call_next: CallNext) -> Any:

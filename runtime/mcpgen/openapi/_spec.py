@@ -162,7 +162,20 @@ def _retarget(node: Any, names: Mapping[str, str]) -> Any:
                 f"unsupported reference {ref!r} (only #/components/schemas/...)"
             )
         out["$ref"] = f"#/$defs/{names[found.group(1)]}"
+    discriminator = out.get("discriminator")
+    if isinstance(discriminator, dict) and isinstance(discriminator.get("mapping"), dict):
+        mapping = {k: _mapped(v, names) for k, v in discriminator["mapping"].items()}
+        out["discriminator"] = {**discriminator, "mapping": mapping}
     return out
+
+
+def _mapped(target: Any, names: Mapping[str, str]) -> Any:
+    """A discriminator mapping's target (a reference, or a bare schema name) as the
+    `#/$defs/` reference the variant is written under: left as it was, the model
+    generator would tag the variant with its class name instead of the mapping's key."""
+    found = _REF.match(target) if isinstance(target, str) else None
+    name = found.group(1) if found is not None else target
+    return f"#/$defs/{names[name]}" if isinstance(name, str) and name in names else target
 
 
 def _resolve(doc: Mapping[str, Any], node: Any) -> Any:

@@ -140,7 +140,9 @@ def served_stores(
     replay cache there)."""
     store, events = options.pop("store", None), options.pop("events", None)
     if redis is not None:
-        store, events = store or redis.sessions, events or redis.events
+        # (`is None`: an empty store given is still the one to use; some have a length)
+        store = redis.sessions if store is None else store
+        events = redis.events if events is None else events
     auth: AuthSettings | None = options.pop("auth", None)
     if auth is not None and redis is not None:
         auth.share_replay(redis.connection)

@@ -66,6 +66,10 @@ class InMemoryEventStore:
         return self._total
 
     async def append(self, stream_id: str, frame: bytes) -> str:
+        stream = self._append(stream_id, frame)
+        return f"{stream.key}.{stream.last}"
+
+    def _append(self, stream_id: str, frame: bytes) -> _Stream:
         now = self.clock()
         self._forget_idle(now)
         stream = self._streams.get(stream_id)
@@ -87,12 +91,12 @@ class InMemoryEventStore:
             self._total -= 1
             if not oldest.events:
                 self._drop(oldest)
-        return f"{stream.key}.{stream.last}"
+        return stream
 
     async def replay(self, last_event_id: str) -> Replay | None:
         key, _, number = last_event_id.rpartition(".")
         stream = self._by_key.get(key)
-        if stream is None or not number.isdigit() or len(number) > 18:
+        if stream is None or not (number.isascii() and number.isdigit()) or len(number) > 18:
             return None
         if self.clock() - stream.touched > self.ttl:
             self._drop(stream)
@@ -115,9 +119,9 @@ class InMemoryEventStore:
         stream = self._streams.get(stream_id)
         seq = None if stream is None else stream.keys.get(key)
         if seq is None:
-            event_id = await self.append(stream_id, frame)
-            stream = self._streams[stream_id]
+            stream = self._append(stream_id, frame)
             seq = stream.last
+            event_id = f"{stream.key}.{seq}"
             stream.keys[key] = seq
             if len(stream.keys) > self.max_per_stream:
                 stream.keys.popitem(last=False)
@@ -134,11 +138,24 @@ class InMemoryEventStore:
         return [await self.deliver(*item) for item in items]
 
     async def claim(
-        self, stream_id: str, after: str | None = None
+        self, stream_id: str, after: str | None = None, *, prime: bool = False
     ) -> list[tuple[str, bytes]] | None:
         """Claim every event of `stream_id` not claimed yet, and return them with (when
         `after`, an event id of this stream, is given) the events after it, oldest
-        first. None when `after` is not an id this stream can replay from."""
+        first. None when `after` is not an id this stream can replay from.
+
+        With `prime`, when none of those events has a frame, the same step appends an
+        empty one (the priming event of the stream that claims), claimed, and returns
+        it alone: its id comes after every event handed in before the claim, and every
+        event handed in after it gets a later one."""
+        found = self._claim(stream_id, after)
+        if found is None or not prime or any(frame for _, frame in found):
+            return found
+        stream = self._append(stream_id, b"")
+        stream.done = stream.last
+        return [(f"{stream.key}.{stream.last}", b"")]
+
+    def _claim(self, stream_id: str, after: str | None) -> list[tuple[str, bytes]] | None:
         stream = self._streams.get(stream_id)
         if stream is None:
             return None if after is not None else []
@@ -149,7 +166,7 @@ class InMemoryEventStore:
         if after is not None:
             key, _, number = after.rpartition(".")
             oldest = stream.events[0][0] if stream.events else stream.last + 1
-            if key != stream.key or not number.isdigit() or len(number) > 18:
+            if key != stream.key or not (number.isascii() and number.isdigit()) or len(number) > 18:
                 return None
             start = int(number)
             if not oldest - 1 <= start <= stream.last:

@@ -72,3 +72,5 @@ class InMemoryResponseStore:
         keys = self._groups.get(entry[0])
         if keys is not None:
             keys.discard(entry[1])
+            if not keys:  # (groups come and go with the entries: one per resource read)
+                del self._groups[entry[0]]

@@ -8,6 +8,7 @@ import warnings
 from typing import Any
 
 from mcpgen._errors import ConfigurationError
+from mcpgen.stubs._mend import mend_members, mend_schema
 
 __all__ = ["ROOT", "generate_models"]
 
@@ -15,7 +16,8 @@ ROOT = "StubsUnusedRoot"  # the generator's name for the document root, which is
 
 
 def generate_models(schema: dict[str, Any], command: str, extra: str, **options: Any) -> str:
-    """The models' source (`options` add to or override the shared settings); a missing
+    """The models' source (`options` add to or override the shared settings), mended
+    (`mend_schema`, `mend_members`) where the generator's own would not pass; a missing
     generator or a schema it refuses is a `ConfigurationError` naming `command` and the
     extra that brings it."""
     try:
@@ -47,9 +49,9 @@ def generate_models(schema: dict[str, Any], command: str, extra: str, **options:
         # Its notes on unions msgspec cannot decode: the callers mend or type those Any.
         warnings.simplefilter("ignore", UserWarning)
         try:
-            code = dcg.generate(schema, **settings)
+            code = dcg.generate(mend_schema(schema), **settings)
         except dcg.Error as exc:  # a schema it cannot model: say which, without a traceback
             raise ConfigurationError(
                 f"datamodel-code-generator refused the schemas: {exc}"
             ) from None
-    return code if isinstance(code, str) else ""
+    return mend_members(code) if isinstance(code, str) and code else ""

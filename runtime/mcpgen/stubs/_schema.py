@@ -85,6 +85,15 @@ def _rewrite(node: Any, refs: Mapping[str, str], root: str) -> Any:
             continue  # hoisted by the caller
         if key == "$ref" and isinstance(value, str):
             out[key] = _target(value, refs, root)
+        elif key == "discriminator" and isinstance(value, dict):
+            # the mapping's references too, or the generator tags by class name instead
+            mapping = value.get("mapping")
+            out[key] = dict(value)
+            if isinstance(mapping, dict):
+                out[key]["mapping"] = {
+                    k: _target(v, refs, root) if isinstance(v, str) else v
+                    for k, v in mapping.items()
+                }
         else:
             out[key] = _rewrite(value, refs, root)
     return out

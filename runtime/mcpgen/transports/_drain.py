@@ -7,7 +7,9 @@ again, on another worker), every legacy GET stream ends (the client reconnects w
 log), every 2024-11-05 SSE stream ends. Then in-flight requests and the tasks running
 here get up to the drain time (`HttpOptions.shutdown_grace_seconds`) to finish; `busy`
 (from the server: its open connections) says when requests are still being answered.
-Last, a task still running is cancelled with a status message that says why, and its
+Last, a request still waiting for its reply (its work running, or a legacy one waiting
+for the client's answer to an input request) gets a 503 error with its id, a task still
+running is cancelled with a status message that says why, and its
 record is written before the process goes, so that nobody polls a task that stays
 `working` for ever. A task is a coroutine of this process: it cannot move to another
 worker, so cancelling it truthfully is the clean end (docs/guide/deployment.md).
@@ -46,6 +48,7 @@ CANCELLED_MESSAGE = (
 )
 _INTERNAL_ERROR = -32603
 _POLL = 0.02
+_members = msgspec.json.Decoder(list[msgspec.Raw]).decode
 _WRITE_SECONDS = 5.0  # at most, for the cancelled tasks' records
 
 
@@ -122,6 +125,10 @@ async def drain(app: Draining, seconds: float, busy: Callable[[], bool] | None) 
         if not running and not streams and not (busy is not None and busy()):
             break
         await asyncio.sleep(_POLL)
+    else:  # the drain time ran out: a request still waiting for its reply gets this one
+        for stream in list(app.streams):
+            if not stream.closed and stream.final is None and stream.body:
+                stream.reply(stopped_reply(stream.body, seconds))
     if runner is None:
         return
     stopped = runner.close(CANCELLED_MESSAGE.format(seconds=seconds))
@@ -140,7 +147,7 @@ async def _written(runner: TaskRunner, tasks: list[RunningTask], deadline: float
         try:
             await asyncio.wait_for(runner.write(live), max(0.1, deadline - loop.time()))
         except Exception as exc:  # a store that is down: the record's ttl ends it
-            log.warning("task %s: its final state not written: %s", live.state.id, exc)
+            log.warning("task %s: its final state not written: %s", live.state.id[:8], exc)
 
 
 def unanswered(app: Stopping, channel: ResponseStream, task: asyncio.Future[Any] | None) -> bool:
@@ -153,10 +160,32 @@ def unanswered(app: Stopping, channel: ResponseStream, task: asyncio.Future[Any]
 
 def stopped_reply(body: bytes | None, seconds: float) -> rpc.ErrorFrame:
     """The reply to a request whose work the drain cancelled when its time ran out: an
-    error with the request's id, status 503 (the worker is going away)."""
-    request_id: Any = None
-    if body:
-        with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
-            request_id = rpc.readable_id(rpc.decode_frame(body))
+    error with the request's id, status 503 (the worker is going away). A batch gets an
+    array of such errors, one per request in it (its notifications have no answer)."""
     message = f"the worker stopped before it answered (drain time {seconds:g} s ran out)"
-    return rpc.error_frame(request_id, _INTERNAL_ERROR, message, status=503)
+    ids = _batch_ids(body) if body and rpc.is_batch(body) else None
+    if not ids:
+        request_id: Any = None
+        if body:
+            with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
+                request_id = rpc.readable_id(rpc.decode_frame(body))
+        return rpc.error_frame(request_id, _INTERNAL_ERROR, message, status=503)
+    frames = [rpc.error_frame(i, _INTERNAL_ERROR, message) for i in ids]
+    joined = rpc.ErrorFrame(b"[" + b",".join(frames) + b"]")
+    joined.code, joined.status = _INTERNAL_ERROR, 503
+    return joined
+
+
+def _batch_ids(body: bytes) -> list[Any]:
+    """The ids of the requests of the batch `body`, read as the core reads them."""
+    try:
+        members = _members(body)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return []
+    ids = []
+    for member in members:
+        with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
+            frame = rpc.decode_frame(bytes(member))
+            if isinstance(frame.method, str) and rpc.valid_id(frame.id):
+                ids.append(frame.id)
+    return ids

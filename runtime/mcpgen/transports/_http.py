@@ -369,13 +369,17 @@ class McpAsgiApp:
         await self._sse(send, channel, task, extra, legacy_ids, receive, on_disconnect)
 
     async def _await_final(self, channel: _Stream, task: Work | None) -> bytes | None:
-        if task is not None:
-            await asyncio.wait({task})
-            if channel.final is None and _settled(task) is None:
-                return None  # cancelled, or nothing to say
-        while channel.final is None and not self.stopping:
-            channel.wakeup.clear()
-            await channel.wakeup.wait()
+        self.streams.add(channel)  # until its reply comes (a drain's, at the latest)
+        try:
+            if task is not None:
+                await asyncio.wait({task})
+                if channel.final is None and _settled(task) is None:
+                    return None  # cancelled, or nothing to say
+            while channel.final is None:
+                channel.wakeup.clear()
+                await channel.wakeup.wait()
+        finally:
+            self.streams.discard(channel)
         return channel.final
 
     async def _sse(

@@ -235,7 +235,7 @@ async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[SseEvent]:
             event = value or "message"
         elif name == "id":
             event_id = value
-        elif name == "retry" and value.isdigit():
+        elif name == "retry" and value.isascii() and value.isdigit():
             retry = int(value)
 
 

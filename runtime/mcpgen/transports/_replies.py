@@ -31,19 +31,35 @@ class _Probe(msgspec.Struct):
     method: str | None = None
 
 
-_probe = msgspec.json.Decoder(_Probe | list[_Probe]).decode
+_probe = msgspec.json.Decoder(_Probe).decode
+_members = msgspec.json.Decoder(list[msgspec.Raw]).decode
 
 
-def answers(body: bytes) -> bool:
-    """Whether `body` holds a client's answer (a JSON-RPC response, or a batch with one)."""
-    if b'"result"' not in body and b'"error"' not in body:
-        return False  # a request (the common case), without decoding
+def _answer(frame: bytes) -> bool:
     try:
-        found = _probe(body)
-    except msgspec.DecodeError:
+        return _probe(frame).method is None
+    except (msgspec.DecodeError, msgspec.ValidationError):
         return False
-    frames = found if isinstance(found, list) else [found]
-    return any(f.method is None for f in frames)
+
+
+def answers(body: bytes) -> bytes | None:
+    """The client's answers (JSON-RPC responses) `body` holds, as a frame of their own:
+    `body` itself when it is one, a batch of its responses alone when it is a batch
+    with any; None without. Only these travel to the other workers: a request or a
+    notification beside them in a batch is handled where it landed, never once more
+    by every worker that holds the session."""
+    if b'"result"' not in body and b'"error"' not in body:
+        return None  # a request (the common case), without decoding
+    if body.lstrip()[:1] != b"[":
+        return body if _answer(body) else None
+    try:
+        members = [bytes(m) for m in _members(body)]
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    kept = [m for m in members if _answer(m)]
+    if not kept:
+        return None
+    return body if len(kept) == len(members) else b"[" + b",".join(kept) + b"]"
 
 
 def bus_of(server: object) -> Bus | None:

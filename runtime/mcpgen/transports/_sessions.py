@@ -127,6 +127,7 @@ class _App(_Spawner, Protocol):
 
     server: ServerPort
     streams: set[ResponseStream]  # every open streamed response, for a graceful shutdown
+    stopping: bool  # draining: no new stream that would only wait
 
     async def pump(
         self,
@@ -220,8 +221,9 @@ class LegacySessions:
         found = await self.find(session_id, principal)
         if found is None and not proto.sessionless(headers, body):
             return False
-        if found is not None and answers(body):
-            self.replies.forward(session_id, body)
+        replies = None if found is None else answers(body)
+        if replies is not None:
+            self.replies.forward(session_id, replies)
         return found
 
     async def find(self, session_id: str, principal: str | None) -> HttpSession | None:
@@ -281,6 +283,9 @@ class LegacySessions:
         accept = headers.get("accept", "")
         if "text/event-stream" not in accept and "*/*" not in accept:
             await json_response(send, _error("GET needs Accept: text/event-stream", 406), 406)
+            return
+        if self.app.stopping:  # the drain ended the streams: the client goes elsewhere
+            await json_response(send, _error("shutting down", 503), 503)
             return
         live = await self.find(session_id, scope.get("mcpgen.principal"))
         if live is None:

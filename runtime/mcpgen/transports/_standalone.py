@@ -12,7 +12,10 @@ So the frames go through one log per session in the event store, the stream
 came from (`RedisBus.dispatching`, the same on every worker), the store keeps it once,
 and the first worker with an open GET stream to claim it writes it; the others write
 nothing. A GET that opens, on any worker, first claims what no stream has carried yet
-(or, with a `Last-Event-ID` of the log, everything after it), then goes on live. Per
+(or, with a `Last-Event-ID` of the log, everything after it), then goes on live. When
+that leaves it nothing to send, the same claim appends its priming event: so the
+priming id comes after every frame handed in before the claim and before every frame
+handed in after it, by any worker, and a client resuming from it misses nothing. Per
 worker, one courier hands the frames in, in bus order and many in one round trip, and
 an opening GET takes its turn in the courier's queue; so the log's order is the bus's,
 and an event is never both in an opening GET's backlog and written live by it.
@@ -59,7 +62,7 @@ class SharedLog(EventStore, Protocol):
     async def deliver_many(self, items: Sequence[Delivery]) -> list[tuple[str, bool]]: ...
 
     async def claim(
-        self, stream_id: str, after: str | None = None
+        self, stream_id: str, after: str | None = None, *, prime: bool = False
     ) -> list[tuple[str, bytes]] | None: ...
 
 
@@ -71,7 +74,7 @@ class IndexedLog(SharedLog, Protocol):
     ) -> list[tuple[str | None, bool]]: ...
 
     async def claim(
-        self, stream_id: str, after: str | None = None, *, worker: str = ""
+        self, stream_id: str, after: str | None = None, *, worker: str = "", prime: bool = False
     ) -> list[tuple[str, bytes]] | None: ...
 
     async def release(self, stream_id: str, worker: str) -> None: ...
@@ -283,14 +286,17 @@ class Standalone:
         after = last_event_id if replayed is None else None
         index, worker = self.index, self.bus.worker
         claim = self.events.claim if index is None else partial(index.claim, worker=worker)
-        found = await claim(stream_id, after) if after is not None else None
+        # The priming event takes its id in the claim itself: after every event handed
+        # in before it, before any handed in after (by this worker or another).
+        prime = resumable and not any(frame for _, frame in events)
+        found = await claim(stream_id, after, prime=prime) if after is not None else None
         if found is None:
-            found = await claim(stream_id)
-        events += found or []
+            found = await claim(stream_id, prime=prime)
         first = None
-        if resumable and not any(frame for _, frame in events):
-            primed = await self.events.append(stream_id, b"")
+        if prime and found and not any(frame for _, frame in found):
+            primed = found.pop()[0]  # (the store returns it alone)
             first = b"id: %s\nretry: %d\ndata: \n\n" % (primed.encode(), retry_ms)
+        events += found or []
         if not stream.closed:  # (its GET may have ended while this waited its turn)
             live.streams.append(stream)
         return first, events

@@ -37,7 +37,21 @@ Arg = bytes | str | int | float  # a Lua script argument
 SEQUENCE = "bus-seq"  # (under the bus's group) the number of the bus's newest message
 BUS = "bus"  # the group of the bus, its channels and the event store (one slot)
 
-_REFUSALS = frozenset({"NOREPLICAS", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN"})
+# Error replies of a Redis that cannot serve for now, whatever the command: a demoted
+# primary, too few replicas, a cluster between masters, memory full (maxmemory with
+# noeviction), snapshots failing (MISCONF), a script that runs too long (BUSY), a
+# dataset loading, an ACL that does not let the stores' user in.
+_REFUSALS = frozenset(
+    {"NOREPLICAS", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN"}
+    | {"OOM", "MISCONF", "BUSY", "LOADING", "NOPERM", "NOAUTH", "WRONGPASS"}
+)
+_REFUSED = (
+    rex.ReadOnlyError,
+    rex.ClusterError,
+    rex.TryAgainError,
+    rex.OutOfMemoryError,
+    rex.NoPermissionError,
+)
 
 DEFAULT_PREFIX = "mcpgen:"
 """What every Redis key and channel name of the stores starts with, unless told otherwise."""
@@ -113,10 +127,11 @@ async def guard(url: str) -> AsyncIterator[None]:
         yield
     except (rex.ConnectionError, rex.TimeoutError, OSError, TimeoutError) as exc:
         raise StoreUnavailableError(f"redis at {redacted(url)} is unavailable: {exc}") from exc
+    except (rex.RedisClusterException, rex.ClusterError) as exc:  # no node for a slot, none up
+        raise StoreUnavailableError(f"redis at {redacted(url)} is unavailable: {exc}") from exc
     except rex.ResponseError as exc:
-        # Refusals of a Redis that cannot take writes for now (a demoted primary, a
-        # primary without enough replicas, a cluster between masters): unavailable too
-        if not isinstance(exc, rex.ReadOnlyError | rex.ClusterError | rex.TryAgainError):
+        # Refusals of a Redis that cannot serve for now (`_REFUSALS`): unavailable too
+        if not isinstance(exc, _REFUSED):
             words = str(exc).split()
             if not _REFUSALS.intersection(words[:1] + words[-12:]):
                 raise

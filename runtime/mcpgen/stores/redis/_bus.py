@@ -215,7 +215,7 @@ class RedisBus:
                         self._dispatch(message["data"])
                     else:
                         watched.message(message["data"])
-            except _RETRIED as exc:
+            except (*_RETRIED, rex.ResponseError) as exc:  # (refused: an ACL, say) retried too
                 self._lost()  # at once: a watcher must not trust what it holds meanwhile
                 log.warning("bus subscription lost (resubscribing): %s", exc)
                 await asyncio.sleep(0.5)

@@ -158,35 +158,47 @@ return out
 
 # ARGV: prefix, stream id, after (a sequence number, or '' for the claimed mark), the
 # key `after` was issued under (or ''), now, ttl, the worker that will stream the log
-# from now on ('' for none), the bus's counter (under the prefix)
+# from now on ('' for none), the bus's counter (under the prefix), then '1' to prime
+# ('' not to), per stream, total, a fresh key, ttl in ms. Priming, when none of the
+# frames to return has data, appends an empty frame, claimed, and returns it alone.
 _CLAIM = (
-    _DROP
+    _APPEND_FN
     + """
 local p, sid, after = ARGV[1], ARGV[2], ARGV[3]
 if ARGV[7] ~= '' then
   local since = redis.call('GET', p .. ARGV[8]) or '0'
   redis.call('HSET', p .. 'e-open', sid, ARGV[7] .. ' ' .. since)
 end
+local out, data = {}, false
 local key = redis.call('HGET', p .. 'e-ids', sid)
-if not key then return after == '' and {} or false end
-local meta = redis.call('HMGET', p .. 'e-meta:' .. key, 'last', 'touched', 'done')
-if not meta[1] or tonumber(ARGV[5]) - tonumber(meta[2]) > tonumber(ARGV[6]) then
+local meta = key and redis.call('HMGET', p .. 'e-meta:' .. key, 'last', 'touched', 'done')
+if key and (not meta[1] or tonumber(ARGV[5]) - tonumber(meta[2]) > tonumber(ARGV[6])) then
   drop(p, key)
-  return after == '' and {} or false
+  key = nil
 end
-local list = p .. 'e-list:' .. key
-local last, done, held = tonumber(meta[1]), tonumber(meta[3] or '0'), redis.call('LLEN', list)
-local oldest = last - held + 1
-local start = done
-if after ~= '' then
-  start = tonumber(after)
-  if ARGV[4] ~= key or start < oldest - 1 or start > last then return false end
+if key then
+  local list = p .. 'e-list:' .. key
+  local last, done = tonumber(meta[1]), tonumber(meta[3] or '0')
+  local oldest = last - redis.call('LLEN', list) + 1
+  local start = done
+  if after ~= '' then
+    start = tonumber(after)
+    if ARGV[4] ~= key or start < oldest - 1 or start > last then return false end
+  end
+  if last > done then redis.call('HSET', p .. 'e-meta:' .. key, 'done', last) end
+  local first = math.max(start + 1, oldest)
+  out = {key, tostring(first)}
+  for _, frame in ipairs(redis.call('LRANGE', list, first - oldest, -1)) do
+    table.insert(out, frame)
+    data = data or frame ~= ''
+  end
+elseif after ~= '' then
+  return false
 end
-if last > done then redis.call('HSET', p .. 'e-meta:' .. key, 'done', last) end
-local first = math.max(start + 1, oldest)
-local out = {key, tostring(first)}
-for _, frame in ipairs(redis.call('LRANGE', list, first - oldest, -1)) do
-  table.insert(out, frame)
+if ARGV[9] == '1' and not data then
+  local k, seq = append(p, sid, '', ARGV[5], ARGV[6], ARGV[10], ARGV[11], ARGV[12], ARGV[13])
+  redis.call('HSET', p .. 'e-meta:' .. k, 'done', seq)
+  out = {k, tostring(seq), ''}
 end
 return out
 """
@@ -335,18 +347,20 @@ class RedisEventStore:
             await self._release(keys=self._route, args=[self._under, stream_id, worker])
 
     async def claim(
-        self, stream_id: str, after: str | None = None, *, worker: str = ""
+        self, stream_id: str, after: str | None = None, *, worker: str = "", prime: bool = False
     ) -> list[tuple[str, bytes]] | None:
-        """As `InMemoryEventStore.claim`: one round trip, atomic. With `worker`, it also
-        records that `worker` streams the log from now on: the others skip the events
-        published after this (`hand_in`) while it stays subscribed, until `release`."""
+        """As `InMemoryEventStore.claim` (`prime` too): one round trip, atomic. With
+        `worker`, it also records that `worker` streams the log from now on: the others
+        skip the events published after this (`hand_in`) while it stays subscribed,
+        until `release`."""
         key, number = "", ""
         if after is not None:
             key, _, number = after.rpartition(".")
-            if not key or not number.isdigit() or len(number) > 18:
+            if not key or not (number.isascii() and number.isdigit()) or len(number) > 18:
                 return None
         args: list[_Arg] = [self._under, stream_id, number, key]
-        args += [repr(self.clock()), repr(self.ttl), worker, SEQUENCE]
+        args += [repr(self.clock()), repr(self.ttl), worker, SEQUENCE, "1" if prime else ""]
+        args += [self.max_per_stream, self.max_events, _fresh(), self._ttl_ms]
         async with guard(self.connection.url):
             found = await self._claim(keys=self._route, args=args)
         if not isinstance(found, list):
@@ -359,7 +373,7 @@ class RedisEventStore:
 
     async def replay(self, last_event_id: str) -> Replay | None:
         key, _, number = last_event_id.rpartition(".")
-        if not key or not number.isdigit() or len(number) > 18:
+        if not key or not (number.isascii() and number.isdigit()) or len(number) > 18:
             return None
         args: list[_Arg] = [self._under, key, number, repr(self.clock()), repr(self.ttl)]
         async with guard(self.connection.url):
