@@ -64,6 +64,7 @@ def test_a_2025_03_26_batch(attacked: World, odd: str) -> None:
     judged(response)
 
 
+@pytest.mark.slow
 def test_http_sse_messages(attacked: World) -> None:
     with attacked.sse_sender() as send:
         for odd, extra in ODD.items():

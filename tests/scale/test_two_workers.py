@@ -227,6 +227,7 @@ MODERN_RAW = {
 }
 
 
+@pytest.mark.slow
 def test_a_task_is_its_creators_on_every_worker_forwarded_updates_included() -> None:
     """Another principal, knowing the task id, gets the unknown-task error for every
     tasks/* method on both workers (on the one that does not run it, tasks/update would
