@@ -120,7 +120,7 @@ def test_a_sync_handlers_thread_is_abandoned_with_a_warning(
 
 
 def test_a_task_has_its_own_limit() -> None:
-    server = Server("t", middleware=[Timeouts(0.1, task=0.8)])
+    server = Server("t", middleware=[Timeouts(0.1, task=0.8)], task_poll_seconds=0.05)
     cleaned: list[str] = []
 
     @server.tool(task="optional")
