@@ -97,8 +97,14 @@ def test_several_upstreams_mounted(era: str, tmp_path: Path) -> None:
     ("extra", "message"),
     [
         (["--upstream", "noequals"], "--upstream takes NAME=URL"),
-        (["--upstream", "a=x", "--upstream", "a=y"], "is given twice"),
-        (["--upstream", "a=x", "https://example.test/mcp"], "either --upstream options"),
+        pytest.param(
+            ["--upstream", "a=x", "--upstream", "a=y"], "is given twice", marks=pytest.mark.slow
+        ),
+        pytest.param(
+            ["--upstream", "a=x", "https://example.test/mcp"],
+            "either --upstream options",
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_bad_upstream_options_are_refused(extra: list[str], message: str) -> None:
