@@ -7,11 +7,29 @@ Run: `python tests/cli/capable_server.py`.
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 from typing import Any
 
 OBJECT = {"type": "object", "properties": {}}
+SIGN_IN = {
+    "code": -32042,
+    "message": "This request requires browser-based authorization.",
+    "data": {
+        "elicitations": [
+            {
+                "mode": "url",
+                "url": "https://example.com/sign-in",
+                "message": "Sign in first.",
+                "elicitationId": "e-1",
+            }
+        ]
+    },
+}
+WRAPPED = "Allowed directories:\n/tmp/a\n/tmp/b"
+# 256 bytes (base64, padded) and 8 bytes (unpadded).
+BLOB = base64.b64encode(bytes(range(256))).decode()
 
 
 def tools(capabilities: dict[str, Any]) -> list[dict[str, Any]]:
@@ -21,6 +39,20 @@ def tools(capabilities: dict[str, Any]) -> list[dict[str, Any]]:
     if "sampling" in capabilities:
         listed.append({"name": "sample_llm", "inputSchema": OBJECT})
     return listed
+
+
+def call(name: str) -> dict[str, Any]:
+    """The `result` (or `error`) of a call of tool `name`."""
+    if name == "sign_in":
+        return {"error": SIGN_IN}
+    if name == "wrapped":
+        content = [{"type": "text", "text": WRAPPED}]
+        return {"result": {"content": content, "structuredContent": {"content": WRAPPED}}}
+    if name == "binary":
+        image = {"type": "image", "data": BLOB, "mimeType": "image/png"}
+        blob = {"uri": "mem://eight", "blob": "AAECAwQFBgc", "mimeType": "application/x"}
+        return {"result": {"content": [image, {"type": "resource", "resource": blob}]}}
+    return {"result": {"content": [{"type": "text", "text": f"called {name}"}]}}
 
 
 def main() -> None:
@@ -41,8 +73,7 @@ def main() -> None:
         elif method == "tools/list":
             reply["result"] = {"tools": tools(capabilities)}
         elif method == "tools/call":
-            text = f"called {params.get('name')}"
-            reply["result"] = {"content": [{"type": "text", "text": text}]}
+            reply.update(call(str(params.get("name"))))
         elif method == "ping":
             reply["result"] = {}
         else:

@@ -70,3 +70,69 @@ def test_structured_content_printed_once(tmp_path: Path) -> None:
     done = mcpgen("call", "weather", "--", sys.executable, str(server))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"celsius": 21}  # one JSON document, not two
+
+
+CAPABLE = ["--", sys.executable, str(REPO / "tests" / "cli" / "capable_server.py")]
+
+
+def test_url_elicitation_required_names_the_url() -> None:
+    """A 2025-11-25 server's -32042 error (server-everything's `trigger-url-elicitation`
+    with `errorPath`) lists the URL the user must open: the error alone said nothing
+    the user could act on."""
+    done = mcpgen("call", "sign_in", *CAPABLE)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "error -32042: This request requires browser-based authorization.",
+        "open https://example.com/sign-in  (Sign in first.)",
+        "then run the command again",
+    ]
+
+
+def test_text_wrapped_as_one_field_printed_once() -> None:
+    """server-filesystem answers `{"content": text}` next to that same text block: the
+    text is shown, not again as a JSON object."""
+    done = mcpgen("call", "wrapped", *CAPABLE)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Allowed directories:\n/tmp/a\n/tmp/b\n"
+    shown = mcpgen("call", "wrapped", "--json", *CAPABLE)
+    assert json.loads(shown.stdout)["structuredContent"] == {
+        "content": "Allowed directories:\n/tmp/a\n/tmp/b"
+    }
+
+
+def test_binary_sizes_are_exact() -> None:
+    """256 bytes of padded base64 were shown as 258 bytes, 8 unpadded ones as 8 only by
+    luck of the arithmetic; the count is now the decoded length."""
+    done = mcpgen("call", "binary", *CAPABLE)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "[image image/png, 256 bytes]",
+        "[resource mem://eight] 8 bytes",
+    ]
+
+
+def test_discover_with_the_modern_era_pinned() -> None:
+    """`--era modern` skips the probe, and `discover` printed `?` and no capabilities:
+    it now asks the server (`server/discover`)."""
+    done = mcpgen("discover", "--era", "modern", *EVERYTHING)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "mcpgen-everything 1.0.0"
+    assert lines[1] == "era: modern, protocol 2026-07-28"
+    assert lines[2].startswith("capabilities: completions, ") and "tools" in lines[2]
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_refused_sampling_says_why_without_a_traceback(era: str) -> None:
+    """`--capability sampling` declares sampling and refuses every request by raising an
+    `McpError` in its callback. That refusal was logged as a failing callback, with its
+    traceback on stderr, and the server heard "callback failed (McpError)": a callback's
+    `McpError` is now the answer itself (legacy: the JSON-RPC error sent back; modern:
+    the call ends with it)."""
+    done = mcpgen(
+        "call", "test_sampling", '{"prompt": "hi"}', "--era", era, "--capability", "sampling",
+        *EVERYTHING,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr and "callback failed" not in done.stderr
+    assert "-32600: the mcpgen command line has no model to sample" in done.stderr

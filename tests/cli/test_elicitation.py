@@ -148,11 +148,36 @@ def test_defaults_enums_numbers_and_booleans() -> None:
             "ok": True,
         },
     }
-    assert "must be between 0 and 150" in screen
-    assert "invalid literal" in screen  # "x" is no integer
+    assert "give a number from 0 to 150" in screen
+    assert "give a whole number" in screen  # "x" is no integer
     assert "  1) active" in screen and "  1) v1  (First)" in screen
     assert "answer y or n" in screen
     assert "ok (y/n)" in screen and "many (several, comma-separated)" in screen
+    assert "age (integer, from 0 to 150, required)" in screen
+
+
+def test_numbers_must_be_finite_and_integers_whole() -> None:
+    """server-everything's form: `nan` and `inf` passed the range check of a number field
+    (NaN compares false to both bounds) and were sent; an integer field answered with a
+    Python parser's message. Whole numbers written `4.0` or `1e2` are integers."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "number": {"type": "number", "minimum": 0, "maximum": 1000},
+            "integer": {"type": "integer", "minimum": 1},
+            "free": {"type": "number"},
+        },
+        "required": ["number", "integer", "free"],
+    }
+    typed = "a\nnan\ninf\n-1\n2.5\n4.5\nfour\n1e2\n-Infinity\n-7.25\n"
+    result, screen = answer({"message": "Numbers?", "requestedSchema": schema}, typed)
+    assert result == {"action": "accept", "content": {"number": 2.5, "integer": 100, "free": -7.25}}
+    assert screen.count("give a number, such as 2.5") == 3  # nan, inf, -Infinity
+    assert screen.count("give a number from 0 to 1000") == 1  # -1
+    assert screen.count("give a whole number") == 2  # 4.5, four
+    assert "number (number, from 0 to 1000, required)" in screen
+    assert "integer (integer, from 1, required)" in screen
+    assert "invalid literal" not in screen
 
 
 def test_url_mode_shows_the_url_and_end_of_input_cancels() -> None:

@@ -1,6 +1,7 @@
 """A stdio server written without mcpgen that, like server-filesystem, asks its client
 for `roots/list` as soon as the session is initialized (outside any call), and lists
-one template resource. Tool `roots_seen` tells which roots it got.
+one resource and one template. Tool `roots_seen` tells which roots it got. It reads any
+URI, listed or not (`read <uri>`), as servers whose tools link to unlisted resources do.
 
 Run: `python tests/proxy/roots_server.py`.
 """
@@ -49,6 +50,9 @@ def main() -> None:
         elif method == "resources/templates/list":
             template = {"uriTemplate": "note://{id}", "name": "note"}
             reply["result"] = {"resourceTemplates": [template]}
+        elif method == "resources/read":
+            text = {"uri": params["uri"], "text": f"read {params['uri']}"}
+            reply["result"] = {"contents": [text]}
         elif method in ("resources/subscribe", "resources/unsubscribe", "ping"):
             reply["result"] = {}
         else:

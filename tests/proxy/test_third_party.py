@@ -1,7 +1,8 @@
 """The proxy in front of servers that act as third-party ones do (issue 24, items 9 and
 10): a `roots/list` the upstream sends right after `initialize`, outside any call, is
 answered (from `--root`, else with no roots) without a traceback; a subscription to a
-URI the proxy cannot deliver updates for is refused with a clear error."""
+URI the proxy cannot deliver updates for is refused with a clear error; a URI the
+upstream never listed is still read from it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpgen import Client, McpError
+from mcpgen import Client, McpError, Proxy
 
 SERVER = Path(__file__).with_name("roots_server.py")
 
@@ -63,5 +64,25 @@ def test_subscribing_to_what_cannot_be_delivered_is_refused(tmp_path: Path) -> N
             with pytest.raises(McpError) as caught:
                 await anext(aiter(client.listen(resource_uris=["note://7"])))
             assert "made from a template" in caught.value.message
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_unlisted_resources_are_read_from_the_upstream(era: str) -> None:
+    """A tool may link to a resource no list shows (server-everything's session resources
+    are listed only after a list-changed notification the proxy may not have followed
+    yet): the proxy refused such a read with "resource not found". It now sends any URI
+    it does not serve itself upstream, and lists nothing more than the upstream does."""
+
+    async def main() -> None:
+        proxy = Proxy([sys.executable, str(SERVER)])
+        async with Client.memory(proxy, era=era) as client:  # type: ignore[arg-type]
+            read = await client.read_resource("memo://hidden/1")
+            assert [c.text for c in read.contents] == ["read memo://hidden/1"]  # type: ignore[union-attr]
+            listed = await client.read_resource("note://fixed")
+            assert [c.text for c in listed.contents] == ["read note://fixed"]  # type: ignore[union-attr]
+            templates = await client.list_resource_templates()
+            assert [x.uri_template for x in templates] == ["note://{id}"]
 
     asyncio.run(main())

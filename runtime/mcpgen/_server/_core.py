@@ -71,6 +71,8 @@ class Registry(msgspec.Struct, frozen=True):
     prompts: dict[str, PromptDef] = msgspec.field(default_factory=dict)
     completions: dict[tuple[str, str], CompletionDef] = msgspec.field(default_factory=dict)
     fallback_completion: CompletionDef | None = None
+    # Reads of a URI no resource or template serves, never listed (a proxy: its upstream).
+    fallback_resource: TemplateDef | None = None
     hide_unauthorized: bool = False  # lists leave out what the caller's token may not use
 
 

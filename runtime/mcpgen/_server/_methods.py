@@ -181,6 +181,10 @@ def read_resource(
         if found is not None:
             done = functools.partial(_read_result, uri, template.definition.mime_type)
             return invoke(core, template, dict(found), call, done)
+    fallback = registry.fallback_resource
+    if fallback is not None:
+        done = functools.partial(_read_result, uri, UNSET)
+        return invoke(core, fallback, {"uri": uri}, call, done)
     raise _resource_not_found(call, uri)
 
 

@@ -30,7 +30,7 @@ import typer
 
 from mcpgen._errors import McpError
 from mcpgen.cli._progress import Watcher
-from mcpgen.cli._run import Common, client_command, show_content, split
+from mcpgen.cli._run import Common, client_command, decoded_size, show_content, split
 from mcpgen.client._apps import App, tool_app
 from mcpgen.client._client import Client
 from mcpgen_types import latest as t
@@ -59,6 +59,9 @@ def discover(words: list[str], opts: Common) -> None:
     target, _ = split(words)
 
     async def work(client: Client) -> dict[str, Any]:
+        if client.era == "modern" and client.server_info is None:
+            # A pinned modern era skips the probe: ask who the server is.
+            await client.discover()
         return {
             "era": client.era,
             "protocolVersion": client.protocol_version,
@@ -129,6 +132,16 @@ def app(words: list[str], opts: Common) -> None:
         typer.echo(found.html)
 
 
+def _echoed_text(blocks: list[t.ContentBlock], structured: object) -> bool:
+    """Whether `structured` is an object of one string field holding what the text blocks
+    say (server-filesystem's `{"content": text}`): then the text alone is shown."""
+    if not isinstance(structured, dict) or len(structured) != 1:
+        return False
+    (value,) = structured.values()
+    said = [b.text for b in blocks if isinstance(b, t.TextContent)]
+    return isinstance(value, str) and bool(said) and value in (said[0], "\n".join(said))
+
+
 def _repeats(block: t.ContentBlock, structured: object) -> bool:
     """Whether `block` is a text block holding the JSON of `structured`."""
     if not isinstance(block, t.TextContent):
@@ -170,7 +183,7 @@ def call(words: list[str], opts: Common) -> None:
     result, version = opts.run(target, work, on_log=watcher.log)
     if not opts.printed(result, version):
         structured = result.structured_content
-        if structured is msgspec.UNSET:
+        if structured is msgspec.UNSET or _echoed_text(result.content, structured):
             show_content(result.content)
         else:  # a text block repeating the structured content is not shown twice
             show_content([b for b in result.content if not _repeats(b, structured)])
@@ -193,7 +206,7 @@ def read(words: list[str], opts: Common) -> None:
             typer.echo(item.text)
         else:
             typer.echo(
-                f"[{item.uri}: {item.mime_type or 'binary'}, {len(item.blob) * 3 // 4} bytes]"
+                f"[{item.uri}: {item.mime_type or 'binary'}, {decoded_size(item.blob)} bytes]"
             )
 
 

@@ -12,6 +12,7 @@ it does to a refusal).
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 import sys
 from collections.abc import Callable
@@ -97,10 +98,10 @@ def _convert(answer: str, prop: dict[str, Any], choices: list[tuple[str, str]] |
             return False
         raise ValueError("answer y or n")
     if kind in ("integer", "number"):
-        number: int | float = int(answer) if kind == "integer" else float(answer)
+        number = _number(answer, whole=kind == "integer")
         low, high = prop.get("minimum"), prop.get("maximum")
         if (low is not None and number < low) or (high is not None and number > high):
-            raise ValueError(f"must be between {low} and {high}")
+            raise ValueError(f"give a number {_bounds(prop)}")
         return number
     shortest, longest = prop.get("minLength", 0), prop.get("maxLength")
     if len(answer) < shortest or (longest is not None and len(answer) > longest):
@@ -111,6 +112,27 @@ def _convert(answer: str, prop: dict[str, Any], choices: list[tuple[str, str]] |
     if check is not None and not check[0](answer):
         raise ValueError(check[1])
     return answer
+
+
+def _number(answer: str, *, whole: bool) -> int | float:
+    """A finite number (a whole one for an integer field: `4.0` and `1e2` are)."""
+    try:
+        number = float(answer)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number) or (whole and not number.is_integer()):
+        raise ValueError("give a whole number" if whole else "give a number, such as 2.5")
+    return int(number) if whole else number
+
+
+def _bounds(prop: dict[str, Any]) -> str:
+    """`from 1 to 100`, `from 0`, `up to 9`, or nothing: a number field's range."""
+    low, high = prop.get("minimum"), prop.get("maximum")
+    if low is not None and high is not None:
+        return f"from {low} to {high}"
+    if low is not None:
+        return f"from {low}"
+    return "" if high is None else f"up to {high}"
 
 
 def _is_email(text: str) -> bool:
@@ -164,6 +186,8 @@ def _field(ask: _Prompter, name: str, prop: dict[str, Any], required: bool) -> V
         kind = "several, comma-separated"
     elif kind == "boolean":
         kind = "y/n"
+    elif kind in ("integer", "number") and _bounds(prop):
+        kind += f", {_bounds(prop)}"
     title = prop.get("title") or name
     ask.say(f"{title} ({kind}{', required' if required else ''})")
     if prop.get("description"):

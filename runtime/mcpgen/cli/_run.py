@@ -32,6 +32,7 @@ __all__ = [
     "Transport",
     "Words",
     "client_command",
+    "decoded_size",
     "emit_json",
     "run",
     "show_content",
@@ -74,6 +75,8 @@ _ERAS: dict[str, ClientEra] = {"auto": "auto", "modern": "modern", "legacy": "le
 # What the newest revision adds to every result; dropped when an older revision's type
 # cannot take a result (never the case for the methods the commands call).
 _MODERN_ONLY = ("resultType", "ttlMs", "cacheScope")
+# A 2025-11-25 server's "open this URL first" error; its data lists the URLs.
+_URL_ELICITATION_REQUIRED = -32042
 
 
 def split(words: list[str]) -> tuple[str | list[str], list[str]]:
@@ -188,6 +191,8 @@ def run(
         return asyncio.run(main())
     except McpError as exc:
         typer.echo(f"error {exc.code}: {exc.message}", err=True)
+        if exc.code == _URL_ELICITATION_REQUIRED:
+            _show_urls(exc.data)
         raise typer.Exit(1) from None
     except (ClientError, OSError, TimeoutError) as exc:
         typer.echo(f"error: {type(exc).__name__}: {exc}", err=True)
@@ -195,6 +200,24 @@ def run(
     except ConfigurationError as exc:  # e.g. the HTTP client without httpx
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+
+
+def _show_urls(data: object) -> None:
+    """The URLs a -32042 error asks the user to open, then to run the command again."""
+    listed = data.get("elicitations") if isinstance(data, dict) else None
+    for item in listed if isinstance(listed, list) else ():
+        if isinstance(item, dict) and isinstance(item.get("url"), str):
+            message = item.get("message")
+            said = f"  ({message})" if isinstance(message, str) and message else ""
+            typer.echo(f"open {item['url']}{said}", err=True)
+    if listed:
+        typer.echo("then run the command again", err=True)
+
+
+def decoded_size(data: str) -> int:
+    """How many bytes the base64 text `data` holds (padded or not)."""
+    data = "".join(data.split())
+    return len(data) * 3 // 4 - (len(data) - len(data.rstrip("=")))
 
 
 def _one(value: object, module: object) -> object:
@@ -235,7 +258,7 @@ def show_content(blocks: list[t.ContentBlock]) -> None:
         if isinstance(block, t.TextContent):
             typer.echo(block.text)
         elif isinstance(block, t.ImageContent | t.AudioContent):
-            typer.echo(f"[{block.type} {block.mime_type}, {len(block.data) * 3 // 4} bytes]")
+            typer.echo(f"[{block.type} {block.mime_type}, {decoded_size(block.data)} bytes]")
         elif isinstance(block, t.ResourceLink):
             typer.echo(f"[link {block.name} <{block.uri}>]")
         else:
@@ -244,7 +267,7 @@ def show_content(blocks: list[t.ContentBlock]) -> None:
             shown = (
                 resource.text
                 if resource.text is not msgspec.UNSET
-                else f"{len(blob) * 3 // 4} bytes"
+                else f"{decoded_size(blob)} bytes"
             )
             typer.echo(f"[resource {resource.uri}] {shown}")
 

@@ -15,7 +15,10 @@ gets its answer. A failing notification callback (progress, log) is skipped. A f
 input callback is a failed answer: a legacy server-to-client request gets a JSON-RPC
 internal error naming the callback; in an input round (modern, or a task's input) an
 elicitation is answered "cancel", as when there is no `on_elicitation`, and sampling or
-roots end the call with a `CallbackError`, as a missing callback does.
+roots end the call with a `CallbackError`, as a missing callback does. A callback that
+refuses on purpose raises `McpError(code, message)`: nothing is logged, a legacy request
+is answered with that error, and in an input round it counts as a failure (elicitation
+"cancel"; sampling and roots end the call with that `McpError`).
 """
 
 from __future__ import annotations
@@ -183,6 +186,8 @@ class Callbacks:
             return t.ListRootsResult(
                 roots=[r if isinstance(r, t.Root) else t.Root(uri=str(r)) for r in roots]
             )
+        except McpError:
+            raise  # a deliberate refusal, answered with its own code and message
         except Exception as exc:
             name = _NAMES[method]
             log.exception("the client's %s callback raised", name)
@@ -195,7 +200,7 @@ class Callbacks:
             kind = str(type(request).__struct_config__.tag)
             try:
                 answers[key] = await self.fulfil(kind, getattr(request, "params", None))
-            except CallbackError:
+            except (CallbackError, McpError):
                 if kind != "elicitation/create":
                     raise
                 # An input round cannot carry an error: decline, as without a callback.

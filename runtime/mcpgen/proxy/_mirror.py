@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 import msgspec
 
-from mcpgen._errors import ConfigurationError
+from mcpgen._errors import ConfigurationError, McpError
 from mcpgen._server._arguments import header_params
 from mcpgen._server._context import Context
 from mcpgen._server._defs import CompletionDef, PromptDef, ResourceDef, TemplateDef, ToolDef
@@ -24,8 +24,16 @@ from mcpgen._server._templates import UriTemplate
 from mcpgen.client._client import Client
 from mcpgen.proxy._input import InputBridge, Progress
 from mcpgen_types import latest as t
+from mcpgen_types.latest import INVALID_PARAMS
 
-__all__ = ["completion_def", "prompt_def", "resource_def", "template_def", "tool_def"]
+__all__ = [
+    "completion_def",
+    "prompt_def",
+    "resource_def",
+    "template_def",
+    "tool_def",
+    "unlisted_def",
+]
 
 log = logging.getLogger("mcpgen.proxy")
 
@@ -33,6 +41,7 @@ Pick = Callable[[Context], Awaitable[Client]]  # the upstream client serving a c
 
 _CTX = "__mcpgen_proxy_context"  # the handler's context parameter; no JSON argument name
 _EXPR = re.compile(r"\{([^{}]*)\}")
+_LEGACY_NOT_FOUND = -32002  # resources/read of an unknown URI before 2026-07-28
 _JOIN = {"": ",", "+": ",", "#": ",", ".": ".", "/": "/", ";": ";", "?": "&", "&": "&"}
 
 
@@ -85,7 +94,13 @@ def _reader(pick: Pick, bridge: InputBridge, uri_of: Callable[..., str]) -> Any:
         def start(progress: Progress) -> Any:
             return upstream.request("resources/read", {"uri": uri}, progress=progress)
 
-        return await bridge.forward(ctx, start)
+        try:
+            return await bridge.forward(ctx, start)
+        except McpError as exc:
+            if exc.code == _LEGACY_NOT_FOUND and ctx.era == "modern":
+                # The revisions since 2026-07-28 say "not found" with invalid-params.
+                raise McpError(INVALID_PARAMS, exc.message, exc.data) from None
+            raise
 
     return read
 
@@ -94,6 +109,15 @@ def resource_def(pick: Pick, bridge: InputBridge, resource: t.Resource) -> Resou
     uri = resource.uri
     fn = _reader(pick, bridge, lambda: uri)
     return ResourceDef(uri, resource, fn, is_async=True, context_param=_CTX)
+
+
+def unlisted_def(pick: Pick, bridge: InputBridge) -> TemplateDef:
+    """Reads of URIs the upstream did not list, sent upstream as they are: a resource
+    link a tool returns may name a resource no list shows, or one made since the proxy
+    last listed (a list-changed notification is still on its way)."""
+    fn = _reader(pick, bridge, lambda uri: uri)
+    definition = t.ResourceTemplate(name="unlisted", uri_template="{+uri}")
+    return TemplateDef(UriTemplate("{+uri}"), definition, fn, is_async=True, context_param=_CTX)
 
 
 def expand(template: str, values: Mapping[str, str]) -> str:

@@ -30,7 +30,7 @@ import msgspec
 from mcpgen._errors import ClientError, ConfigurationError, McpError
 from mcpgen._protocol import META_SERVER_INFO
 from mcpgen._server._bus import PROMPTS, RESOURCES, TOOLS
-from mcpgen.proxy._mirror import completion_def
+from mcpgen.proxy._mirror import completion_def, unlisted_def
 from mcpgen.proxy._mount import ALL, Mount, Upstream, merge, routed_completion
 from mcpgen.proxy._route import Router
 from mcpgen.server._server import Server
@@ -155,6 +155,10 @@ class Proxy(Server):
             up = self.upstream
             if "completions" in up.server_capabilities:
                 self._update("", fallback_completion=completion_def(up))
+            if "resources" in up.server_capabilities:
+                mount = self.mounts[0]
+                reader = unlisted_def(mount.upstreams.for_call, mount.bridge)
+                self._update("", fallback_resource=reader)
         elif any("completions" in m.upstream.server_capabilities for m in self.mounts):
             self._update("", fallback_completion=routed_completion(self.mounts))
         for kind in kinds:

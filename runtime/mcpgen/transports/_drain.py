@@ -15,7 +15,10 @@ record is written before the process goes, so that nobody polls a task that stay
 worker, so cancelling it truthfully is the clean end (docs/guide/deployment.md).
 
 Under `uvicorn_server` the listening socket is closed before the drain begins, so a
-client that reconnects reaches another worker, never this one.
+client that reconnects reaches another worker, never this one. An app mounted in
+another ASGI router can still be handed requests once its drain is over: each request
+then gets a 503 error with its id (`closed_reply`), before any session, task or store
+is touched, and a body with no request in it a bare 202.
 """
 
 from __future__ import annotations
@@ -39,7 +42,14 @@ if TYPE_CHECKING:
     from mcpgen._server._task_runner import TaskRunner
     from mcpgen.transports._live import LiveSessions
 
-__all__ = ["CANCELLED_MESSAGE", "Draining", "drain", "stopped_reply", "unanswered"]
+__all__ = [
+    "CANCELLED_MESSAGE",
+    "Draining",
+    "closed_reply",
+    "drain",
+    "stopped_reply",
+    "unanswered",
+]
 
 log = logging.getLogger("mcpgen.server")
 CANCELLED_MESSAGE = (
@@ -163,6 +173,29 @@ def stopped_reply(body: bytes | None, seconds: float) -> rpc.ErrorFrame:
     error with the request's id, status 503 (the worker is going away). A batch gets an
     array of such errors, one per request in it (its notifications have no answer)."""
     message = f"the worker stopped before it answered (drain time {seconds:g} s ran out)"
+    return _unserved(body, message)
+
+
+def closed_reply(body: bytes) -> rpc.ErrorFrame | None:
+    """The reply to what reaches an app whose shutdown is over (a mounted app can still
+    be routed requests): the same 503 errors with the ids, None (nothing to answer:
+    202) for a body that holds no request, only notifications or a client's answers."""
+    if _answerless(body):
+        return None
+    return _unserved(body, "the worker has stopped; send the request to another one")
+
+
+def _answerless(body: bytes) -> bool:
+    """Whether `body` holds frames only, none of them a request."""
+    try:
+        raw = [bytes(m) for m in _members(body)] if rpc.is_batch(body) else [body]
+        kinds = {rpc.classify(rpc.decode_frame(frame)) for frame in raw}
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return False
+    return bool(kinds) and kinds <= {rpc.NOTIFICATION, rpc.RESPONSE, rpc.ERROR}
+
+
+def _unserved(body: bytes | None, message: str) -> rpc.ErrorFrame:
     ids = _batch_ids(body) if body and rpc.is_batch(body) else None
     if not ids:
         request_id: Any = None

@@ -9,7 +9,8 @@ their SSE events in an `EventStore`, replayed after `Last-Event-ID` (`_sessions`
 
 HTTP+SSE (2024-11-05) has two more paths (`_sse_legacy`), the health check one (`_health`).
 Security: Host/Origin checks against DNS rebinding (on by default on a loopback address)
-on every MCP path, a request body cap; CORS only for the `allowed_origins` (`_cors`).
+on every MCP path (`_http_headers`), a request body cap; CORS only for the
+`allowed_origins` (`_cors`).
 
 Statuses come from the core: each error frame carries the status the protocol layer
 chose; this module adds only HTTP-level ones (403, 404 for unknown sessions, 405,
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from mcpgen import _jsonrpc as rpc
@@ -37,7 +38,6 @@ from mcpgen.transports._asgi import (
     SseWriter,
     disconnected,
     json_response,
-    judge_host_and_origin,
     plain_response,
     read_body,
     route_path,
@@ -45,9 +45,10 @@ from mcpgen.transports._asgi import (
 )
 from mcpgen.transports._background import start_kept
 from mcpgen.transports._cors import answered, with_cors
-from mcpgen.transports._drain import drain, unanswered
+from mcpgen.transports._drain import closed_reply, drain, unanswered
 from mcpgen.transports._health import off_endpoint
 from mcpgen.transports._http_auth import auth_gate, refuse
+from mcpgen.transports._http_headers import HeaderVerdicts, read_headers
 from mcpgen.transports._lifespan import AppLifespan
 from mcpgen.transports._limits import (
     BodyDeadlines,
@@ -78,37 +79,6 @@ log = logging.getLogger("mcpgen.http")
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
-
-
-# Request headers the endpoint reads, with their `str` keys; every `mcp-*` one is read too
-# (mirrored params, session). Names arrive lower-case (ASGI).
-_READ: dict[bytes, str] = {
-    name: name.decode("latin-1")
-    for name in (
-        b"host",
-        b"origin",
-        b"content-type",
-        b"accept",
-        b"mcp-protocol-version",
-        b"mcp-method",
-        b"mcp-name",
-        b"mcp-session-id",
-        b"last-event-id",
-    )
-}
-
-
-def _read_headers(raw: Sequence[tuple[bytes, bytes]]) -> dict[str, str]:
-    """The headers the endpoint and the core read, by lower-case name."""
-    headers: dict[str, str] = {}
-    known = _READ
-    for name, value in raw:
-        key = known.get(name)
-        if key is not None:
-            headers[key] = value.decode("latin-1")
-        elif name[:4] == b"mcp-":
-            headers[name.decode("latin-1")] = value.decode("latin-1")
-    return headers
 
 
 def _status_of(frame: bytes) -> int:
@@ -156,9 +126,9 @@ class McpAsgiApp:
         self.tasks: set[asyncio.Task[Any]] = set()
         self.streams: set[_Stream] = set()
         self.stopping = False
+        self.stopped = False  # the drain is over: nothing new is served (503s)
         self.bodies = BodyDeadlines(o.body_timeout_seconds)
-        self._verdicts: dict[tuple[Any, ...], bytes | None] = {}  # (host, origin, bound address)
-        self._accepts: dict[str, tuple[bool, bool]] = {}  # Accept -> (JSON ok, SSE ok)
+        self.verdicts = HeaderVerdicts(o)  # Host/Origin and Accept (`_http_headers`)
         self._path = self.options.path.rstrip("/")
         self.legacy_sse = (
             None if o.sse_path is None else LegacySse(self, o.sse_path, o.messages_path)
@@ -174,7 +144,7 @@ class McpAsgiApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            if self.life.started or await self.life.first_request(send):
+            if self.life.started or self.stopped or await self.life.first_request(send):
                 bodies = self.bodies
                 if scope["method"] == "POST":  # a body that trickles in is cut off
                     bodies.reading(scope)
@@ -194,11 +164,12 @@ class McpAsgiApp:
     async def shutdown(self, busy: Callable[[], bool] | None = None) -> None:
         """Drain (`_drain`): streams that only wait end at once, in-flight work and
         tasks get `shutdown_grace_seconds` (while `busy()` says requests are still
-        answered), then what still runs is cancelled."""
+        answered), then what still runs is cancelled; after it, every request is a 503."""
         if self.stopping:
             return
         self.stopping = True
         await drain(self, self.options.shutdown_grace_seconds, busy)
+        self.stopped = True
         self.server.close()
         for task in list(self.tasks):
             task.cancel()
@@ -213,8 +184,8 @@ class McpAsgiApp:
             if old is None or not old.serves(path):
                 await off_endpoint(self, path, scope, send)  # the health check, else 404
                 return
-        headers = _read_headers(scope["headers"])
-        denied = self._deny(scope, headers)
+        headers = read_headers(scope["headers"])
+        denied = self.verdicts.deny(scope, headers)
         if denied is not None:
             await json_response(send, denied, 403)
             return
@@ -230,6 +201,8 @@ class McpAsgiApp:
             await self._post(scope, receive, send, headers)
         elif method == "GET":
             await self.legacy_sessions.get(scope, receive, send, headers)
+        elif method == "DELETE" and self.stopped:  # the session lives on elsewhere
+            await json_response(send, _error(rpc.INVALID_REQUEST, "shutting down", 503), 503)
         elif method == "DELETE":
             await self.legacy_sessions.delete(scope, send, headers)
         else:
@@ -239,14 +212,6 @@ class McpAsgiApp:
                 405,
                 [(b"allow", b"GET, POST, DELETE")],
             )
-
-    def _deny(self, scope: Scope, headers: dict[str, str]) -> bytes | None:
-        key = (headers.get("host"), headers.get("origin"), (scope.get("server") or ("", 0))[0])
-        if key not in self._verdicts:
-            if len(self._verdicts) > 256:  # a few hosts and origins in practice
-                self._verdicts.clear()
-            self._verdicts[key] = judge_host_and_origin(self.options, key[2], headers)
-        return self._verdicts[key]
 
     async def _post(
         self,
@@ -273,6 +238,13 @@ class McpAsgiApp:
         if body is None:
             frame = _error(rpc.INVALID_REQUEST, f"request body over {cap} bytes", 413)
             await json_response(send, frame, 413)
+            return
+        if self.stopped:  # no session, task or store is touched any more
+            refused = closed_reply(body)
+            if refused is None:
+                await plain_response(send, 202, b"")
+            else:
+                await json_response(send, refused, refused.status)
             return
         # Set by an authentication middleware: it binds requestState and legacy sessions.
         principal = scope.get("mcpgen.principal")
@@ -316,19 +288,8 @@ class McpAsgiApp:
         )
 
     def negotiate(self, accept: str) -> tuple[bool, bool]:
-        """(may answer JSON, may answer SSE) for an Accept header; memoised, since a
-        client sends the same one every time."""
-        verdict = self._accepts.get(accept)
-        if verdict is None:
-            lowered = accept.lower()
-            verdict = (
-                "application/json" in lowered or "*/*" in lowered or "application/*" in lowered,
-                "text/event-stream" in lowered or "*/*" in lowered or "text/*" in lowered,
-            )
-            if len(self._accepts) > 64:
-                self._accepts.clear()
-            self._accepts[accept] = verdict
-        return verdict
+        """(may answer JSON, may answer SSE) for an Accept header (memoised)."""
+        return self.verdicts.negotiate(accept)
 
     async def _respond(
         self,
