@@ -17,8 +17,11 @@ from __future__ import annotations
 import os
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tests import scheduling
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_SPEC = REPO.parent / "shared" / "mcp-spec"
@@ -99,10 +102,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     module-scoped servers start once), the biggest modules first. The order is a stable
     sort of the collection, the same on every worker."""
     sizes = Counter(item.path for item in items)
+    groups: dict[str, str] = {}
     for item in items:
         if item.get_closest_marker("slow") is None and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(str(item.path.relative_to(REPO))))
+        marker = item.get_closest_marker("xdist_group")
+        if marker is not None:
+            name = marker.args[0] if marker.args else marker.kwargs.get("name", "default")
+            groups[item.nodeid] = f"group:{name}"
     items.sort(key=lambda item: (item.get_closest_marker("slow") is None, -sizes[item.path]))
+    scheduling.write(config, groups)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist, on the controller: tell each worker where to write its tests' groups."""
+    node.workerinput[scheduling.KEY] = str(scheduling.directory(node.config))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadgroup` with the groups read from the workers' files (tests/scheduling.py:
+    xdist's own way no longer reaches the controller under pytest 9.2)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    return scheduling.GroupScheduling(config, log, scheduling.directory(config))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    scheduling.remove(config)
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,15 @@ import pytest
 from tests.conftest import REPO
 
 
-@pytest.mark.parametrize("args", [[], ["--http"], ["--legacy"], ["--http", "--legacy"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["--http"],
+        pytest.param(["--legacy"], marks=pytest.mark.slow),
+        pytest.param(["--http", "--legacy"], marks=pytest.mark.slow),
+    ],
+)
 def test_demo_round_trip(args: list[str]) -> None:
     proc = subprocess.run(
         [sys.executable, str(REPO / "examples" / "demo.py"), *args],

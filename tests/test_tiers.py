@@ -44,6 +44,20 @@ def test_every_test_directory_has_tests_in_the_quick_tier() -> None:
     quick = {Path(line.split("::", 1)[0]).parent.as_posix() for line in ids}
     assert len(folders) >= 15 and "tests" in folders
     assert folders <= quick, f"no quick test in: {sorted(folders - quick)}"
+    # Each transport keeps a test over a real connection in the quick tier (a subprocess
+    # on stdio, uvicorn on a loopback port for the two HTTP transports).
+    for transport, test in REAL_TRANSPORT_TESTS.items():
+        assert test in ids, f"{transport}: {test} left the quick tier"
+
+
+# A quick test per transport that goes through a real connection.
+REAL_TRANSPORT_TESTS = {
+    "stdio": "tests/transports/test_stdio.py::"
+    "test_both_eras_on_one_connection_and_legacy_server_requests",
+    "Streamable HTTP": "tests/transports/test_http.py::"
+    "test_sse_carries_notifications_before_the_result",
+    "HTTP+SSE": "tests/client/test_sse_transport.py::test_our_own_server_over_http_sse",
+}
 
 
 def test_a_missing_tool_fails_and_says_how_to_install_it(
@@ -125,3 +139,18 @@ def test_no_quick_test_waits_for_a_site_build() -> None:
             if not module_slow and not any(_slow(d) for d in node.decorator_list):
                 quick.append(f"{path.relative_to(REPO)}::{node.name}")
     assert quick == []
+
+
+@pytest.mark.slow
+def test_a_modules_quick_tests_run_on_one_worker() -> None:
+    """`--dist loadgroup` keeps a module's quick tests together (its module-scoped servers
+    start once), whatever pytest does to node ids (tests/scheduling.py)."""
+    proc = _pytest("-n", "2", "-v", "-m", QUICK, "tests/test_tiers.py")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    workers = {
+        line.split()[0]
+        for line in proc.stdout.splitlines()
+        if line.startswith("[gw") and " PASSED " in line
+    }
+    assert len(workers) == 1, proc.stdout[-3000:]
+    assert proc.stdout.count(" PASSED ") >= 4

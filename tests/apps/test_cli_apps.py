@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO
 
 SERVER = ["--", sys.executable, str(REPO / "examples" / "apps" / "server.py")]
@@ -19,6 +21,7 @@ def mcpgen(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_tools_marks_apps_and_app_only_tools() -> None:
     proc = mcpgen("tools", *SERVER)
     assert proc.returncode == 0, proc.stderr
@@ -28,6 +31,7 @@ def test_tools_marks_apps_and_app_only_tools() -> None:
     assert "[app" not in lines["describe_view"]
 
 
+@pytest.mark.slow
 def test_app_prints_or_writes_the_html(tmp_path: Path) -> None:
     shown = mcpgen("app", "list_products", *SERVER)
     assert shown.returncode == 0, shown.stderr

@@ -485,6 +485,7 @@ def _acceptable(changes: dict[str, Any]) -> bool:
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(changes=st.dictionaries(st.sampled_from(_CLAIMS), _ANY, max_size=3))
 def test_a_signed_proof_with_odd_claims_is_refused_never_a_crash(changes: dict[str, Any]) -> None:

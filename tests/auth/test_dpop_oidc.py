@@ -124,6 +124,7 @@ async def session(url: str, auth: OAuth, era: str) -> tuple[str, str, Recorder]:
     return text, version, recorder
 
 
+@pytest.mark.slow
 def test_dpop_end_to_end_with_a_real_authorization_server(tmp_path: Path) -> None:
     with world() as w:
         auth = OAuth(redirect=ScriptedLogin("alice"), storage=InMemoryTokenStorage(), dpop=True)
@@ -188,6 +189,7 @@ def test_dpop_end_to_end_with_a_real_authorization_server(tmp_path: Path) -> Non
         assert (text, version) == ("bob bound=True", "2025-11-25")
 
 
+@pytest.mark.slow
 def test_without_dpop_the_same_server_takes_bearer_tokens(tmp_path: Path) -> None:
     """The server checks proofs only for bound tokens: a client without DPoP is served."""
     with world() as w:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +24,7 @@ def scope(*values: bytes) -> dict[str, object]:
     return {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.binary(max_size=10_000), max_size=3))
 def test_any_authorization_values_get_an_answer(values: list[bytes]) -> None:

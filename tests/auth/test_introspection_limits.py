@@ -134,6 +134,7 @@ def test_concurrent_checks_of_one_new_token_make_one_call(endpoint: Endpoint) ->
     assert sorted(endpoint.calls) == ["bad", "fresh"]
 
 
+@pytest.mark.slow
 def test_a_slow_endpoint_is_left_alone_after_a_few_timeouts(endpoint: Endpoint) -> None:
     endpoint.delay = 2.0  # longer than the verifier's timeout
     endpoint.active.update({"t-late-1", "t-late-2"})

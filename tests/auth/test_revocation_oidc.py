@@ -178,6 +178,7 @@ def test_mcpgen_logout_revokes_at_the_provider(tmp_path: Path) -> None:
         assert 'error="invalid_token"' in answer.headers["www-authenticate"]
 
 
+@pytest.mark.slow
 def test_oauth_revoke_reports_what_the_provider_could_not_revoke() -> None:
     with world() as w:
         storage = InMemoryTokenStorage()

@@ -23,7 +23,7 @@ def mcpgen(*words: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
 
 
-@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("era", [pytest.param("legacy", marks=pytest.mark.slow), "modern"])
 def test_progress_and_logs_on_stderr(era: str) -> None:
     progress = mcpgen("call", "test_tool_with_progress", "--era", era, *EVERYTHING)
     assert progress.returncode == 0, progress.stderr
@@ -59,6 +59,7 @@ def test_a_bar_on_a_terminal() -> None:
     assert out.getvalue() == f"\r{bar}{logged}{redrawn}\n"
 
 
+@pytest.mark.slow
 def test_structured_content_printed_once(tmp_path: Path) -> None:
     server = tmp_path / "weather.py"
     server.write_text(

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SERVER = [sys.executable, str(Path(__file__).with_name("capable_server.py"))]
 
 
@@ -16,6 +18,7 @@ def mcpgen(*words: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
 
 
+@pytest.mark.slow
 def test_tools_declares_elicitation_by_default_and_the_flag_changes_it() -> None:
     listed = mcpgen("tools", "--", *SERVER)
     assert listed.returncode == 0, listed.stderr
@@ -28,6 +31,7 @@ def test_tools_declares_elicitation_by_default_and_the_flag_changes_it() -> None
     assert wrong.returncode == 2 and "telepathy" in wrong.stderr
 
 
+@pytest.mark.slow
 def test_stubs_have_the_tools_call_can_call(tmp_path: Path) -> None:
     out = tmp_path / "capable_tools.py"
     done = mcpgen("stubs", "-o", str(out), "--", *SERVER)

@@ -45,6 +45,7 @@ def test_call_and_read_with_json_over_http(url: str) -> None:
     assert read.stdout.strip() == "This is the content of the static text resource."
 
 
+@pytest.mark.slow
 def test_the_url_may_come_last(url: str) -> None:
     """The URL after the command's own words, as the guide writes it, works as it does
     first; `read` of an http(s) resource URI takes the first URL as the server."""
@@ -59,6 +60,7 @@ def test_the_url_may_come_last(url: str) -> None:
     assert middle.returncode == 2 and "URL first or last" in middle.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("era", "expected"),
     [("auto", "era: modern, protocol 2026-07-28"), ("legacy", "era: legacy, protocol 2025-11-25")],
@@ -169,6 +171,7 @@ def test_json_is_the_negotiated_revision_s_wire_result(
     }
 
 
+@pytest.mark.slow
 def test_json_of_an_oldest_revision_session() -> None:
     """2024-11-05 has no structuredContent: a tool's structured result keeps its text only."""
     with serve(OldServer()) as base:

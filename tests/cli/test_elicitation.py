@@ -53,7 +53,7 @@ class Terminal:
         return code
 
 
-@pytest.mark.parametrize("era", ["modern", "legacy"])
+@pytest.mark.parametrize("era", ["modern", pytest.param("legacy", marks=pytest.mark.slow)])
 def test_a_terminal_user_fills_the_form(era: str) -> None:
     """Modern: an input round; legacy: a server-to-client request. Same questions."""
     term = Terminal(
@@ -83,6 +83,7 @@ def test_a_terminal_user_fills_the_form(era: str) -> None:
     assert "User response: action=accept" in term.seen
 
 
+@pytest.mark.slow
 def test_a_terminal_user_declines() -> None:
     term = Terminal([*MCPGEN, "call", "test_streaming_elicitation", "--", *EVERYTHING])
     term.expect("The server asks: Continue?")

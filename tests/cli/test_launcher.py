@@ -49,6 +49,7 @@ def test_without_typer_it_says_to_install_the_client_extra() -> None:
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_without_the_codegen_extra_the_client_commands_work() -> None:
     block = ("jinja2", "ruff")
     shown = launch("--help", block=block)

@@ -54,6 +54,7 @@ def test_logout_revokes_both_tokens(tmp_path: Path) -> None:
         assert list(home.iterdir()) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mode", "reason"),
     [("down", "HTTP 503"), ("error", "HTTP 400 invalid_request: try again later")],
@@ -79,6 +80,7 @@ def test_a_failed_revocation_still_deletes_and_says_so(
         assert access in world.tokens  # indeed still valid at the server
 
 
+@pytest.mark.slow
 def test_without_revocation_at_the_server_it_says_the_tokens_stay_valid(
     tmp_path: Path,
 ) -> None:

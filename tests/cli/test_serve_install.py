@@ -111,6 +111,7 @@ def install(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_install_claude_desktop_merges_and_the_entry_starts_anywhere(
     home: Path, project: Path
 ) -> None:
@@ -137,8 +138,8 @@ def test_install_claude_desktop_merges_and_the_entry_starts_anywhere(
     ("client", "scope", "where"),
     [
         ("claude-code", "user", "home/.claude.json"),
-        ("claude-code", "project", "proj/.mcp.json"),
-        ("cursor", "user", "home/.cursor/mcp.json"),
+        pytest.param("claude-code", "project", "proj/.mcp.json", marks=pytest.mark.slow),
+        pytest.param("cursor", "user", "home/.cursor/mcp.json", marks=pytest.mark.slow),
         ("cursor", "project", "proj/.cursor/mcp.json"),
     ],
 )
@@ -184,8 +185,8 @@ def test_install_refuses_what_it_cannot_merge(home: Path, project: Path) -> None
     assert not (home / ".cursor").exists()
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
-@pytest.mark.parametrize("spec", ["weather.py", "weather"])
+@pytest.mark.parametrize("transport", ["stdio", pytest.param("http", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("spec", ["weather.py", pytest.param("weather", marks=pytest.mark.slow)])
 def test_serve_refuses_a_module_that_starts_its_server_on_import(
     project: Path, transport: str, spec: str
 ) -> None:

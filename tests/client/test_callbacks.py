@@ -82,7 +82,14 @@ def tracebacks(caplog: pytest.LogCaptureFixture, name: str) -> list[logging.LogR
     ]
 
 
-LINKS = [(link, era) for link in ("memory", "stdio") for era in ("modern", "legacy")]
+# Over stdio each case starts a server process: in the quick tier the elicitation test
+# below keeps stdio, these run in memory.
+LINKS = [
+    ("memory", "modern"),
+    ("memory", "legacy"),
+    pytest.param("stdio", "modern", marks=pytest.mark.slow),
+    pytest.param("stdio", "legacy", marks=pytest.mark.slow),
+]
 
 
 @pytest.mark.parametrize(("link", "era"), LINKS)

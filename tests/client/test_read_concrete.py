@@ -53,5 +53,6 @@ async def read(client: Client) -> str:
 """
 
 
+@pytest.mark.slow
 def test_mypy_narrows_the_contents(tmp_path: Path) -> None:
     check_marks(TYPED, tmp_path)

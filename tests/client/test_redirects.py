@@ -153,6 +153,7 @@ def test_other_redirects_fail_at_once_naming_status_and_location(
     assert app.redirected <= 2 * 7  # the probe and the handshake, each bounded
 
 
+@pytest.mark.slow
 def test_the_cli_follows_a_redirect() -> None:
     with serving(Redirecting({"/weather": (307, "/weather/")})) as base:
         proc = subprocess.run(

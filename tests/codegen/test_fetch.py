@@ -80,6 +80,7 @@ def test_fetch_reports_an_unreachable_file(
         fetch_schemas(pins, tmp_path / "c", url_template=server, only="2024-11-05", timeout=10)
 
 
+@pytest.mark.slow
 def test_cli_fetch_then_regenerate_from_the_cache(server: str, repo: Path, tmp_path: Path) -> None:
     import os
     import subprocess

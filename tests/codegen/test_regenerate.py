@@ -30,7 +30,7 @@ def run_cli(
     )
 
 
-@pytest.mark.parametrize("seed", ["0", "4242"])
+@pytest.mark.parametrize("seed", ["0", pytest.param("4242", marks=pytest.mark.slow)])
 def test_check_is_clean_and_deterministic(repo: Path, schema_dir: Path, seed: str) -> None:
     """The committed tree equals a fresh render, byte for byte, under any hash seed."""
     proc = run_cli("regenerate", "--check", cwd=repo, env={"PYTHONHASHSEED": seed})
@@ -64,6 +64,7 @@ def test_check_reports_drift_with_a_diff(repo: Path, schema_dir: Path, tmp_path:
     assert run_cli("regenerate", "--check", "--root", str(root), cwd=root).returncode == 0
 
 
+@pytest.mark.slow
 def test_only_one_revision(repo: Path, schema_dir: Path, tmp_path: Path) -> None:
     root = copy_project(repo, tmp_path)
     target = root / "generated" / "mcpgen_types" / "v2024_11_05.py"
@@ -77,6 +78,7 @@ def test_only_one_revision(repo: Path, schema_dir: Path, tmp_path: Path) -> None
     assert bad.returncode == 2 and "no pinned revision '1999-01-01'" in bad.stderr
 
 
+@pytest.mark.slow
 def test_new_revision_needs_only_a_pin(repo: Path, schema_dir: Path, tmp_path: Path) -> None:
     """Re-pinning is data: a new [[revision]] entry and `mcpgen regenerate`, no code."""
     root = copy_project(repo, tmp_path / "proj")

@@ -36,6 +36,10 @@ class DocBlock(pytest.Item):
         super().__init__(**kwargs)
         self.block = block
         self.add_marker(pytest.mark.docs)
+        if block.language != docs_blocks.PEER:
+            # Each block runs in a fresh interpreter (a second or more apiece): the whole
+            # suite and `-m docs` run them; the quick tier compiles them (test_blocks.py).
+            self.add_marker(pytest.mark.slow)
 
     def runtest(self) -> None:
         code = "\n" * (self.block.line - 1) + self.block.code

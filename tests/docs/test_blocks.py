@@ -20,6 +20,15 @@ def test_docs_code_blocks() -> None:
     raise AssertionError("the collector in tests/docs/conftest.py did not take this over")
 
 
+def test_every_python_block_compiles() -> None:
+    """The quick tier's share of the blocks (running them is `slow`): each one, those a
+    dedicated test runs included, is valid Python at its line of the page."""
+    found = blocks.python_blocks()
+    assert len({block.page for block in found}) >= 10
+    for block in found:
+        compile("\n" * (block.line - 1) + block.code, str(block.page), "exec")
+
+
 @pytest.mark.parametrize("page", sorted(blocks.COVERED_ELSEWHERE))
 def test_a_page_left_to_a_dedicated_test_is_run_by_it(page: str) -> None:
     path, _, function = blocks.COVERED_ELSEWHERE[page].partition("::")

@@ -36,6 +36,7 @@ def test_the_json_holds_the_published_ratios() -> None:
     assert charts.RESULTS.read_text() == charts.results_text(committed)
 
 
+@pytest.mark.slow
 def test_the_committed_charts_are_drawn_from_the_json() -> None:
     drawn = charts.svgs(json.loads(charts.RESULTS.read_text()))
     assert drawn, "no charts"

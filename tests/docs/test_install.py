@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.checkout import fresh_checkout
 from tests.conftest import REPO
 from tests.docs.blocks import fenced_blocks, pages
@@ -36,6 +38,7 @@ def test_every_install_from_the_index_is_marked_for_releases() -> None:
     assert unmarked == []
 
 
+@pytest.mark.slow
 def test_the_quickstart_installs_from_a_checkout(tmp_path: Path) -> None:
     shell = [b for b in fenced_blocks(REPO / "docs" / "quickstart.md") if b.language == "sh"]
     first = shell[0].code.splitlines()

@@ -309,7 +309,7 @@ def test_nested_mounts_and_a_replayed_task_read_their_own_resources() -> None:
         [contents] = await ctx.read_resource("kid://doc")
         return f"{answer.action}: {getattr(contents, 'text', '')}"
 
-    parent = Server("parent")
+    parent = Server("parent", task_poll_seconds=0.05)  # quick task polls
     parent.mount(child, namespace="kid")
 
     async def main() -> None:

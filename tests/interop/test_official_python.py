@@ -38,7 +38,13 @@ LEGACY = "2025-11-25"
 TRANSPORTS = ("stdio", "http")
 MODES = ("legacy", MODERN, "auto")
 # The old HTTP+SSE transport predates the modern era: legacy only.
-CASES = [(t, m) for t in TRANSPORTS for m in MODES] + [("sse", "legacy")]
+# The quick tier keeps one case (the official client, modern, over stdio); the rest are
+# `slow` (each starts the SDK's interpreter and a server).
+QUICK_CASE = ("stdio", MODERN)
+CASES = [
+    case if case == QUICK_CASE else pytest.param(*case, marks=pytest.mark.slow)
+    for case in [(t, m) for t in TRANSPORTS for m in MODES] + [("sse", "legacy")]
+]
 CLIENT_TIMEOUT = 120.0
 SERVER_START_TIMEOUT = 30.0
 

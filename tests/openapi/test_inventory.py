@@ -135,6 +135,7 @@ def test_api_errors_are_error_results_with_status_and_body(
     run(main())
 
 
+@pytest.mark.slow
 def test_the_command_writes_checks_and_passes_mypy_and_ruff(tmp_path: Path) -> None:
     spec = tmp_path / "inventory.json"
     spec.write_text(json.dumps(inventory_api.app.openapi()))

@@ -13,9 +13,13 @@ from types import ModuleType
 from typing import Any
 
 import msgspec
+import pytest
 
 from tests.openapi.generated import load_generated
 from tests.typecheck import shared_cache
+
+# Every test here runs mypy over a generated module (seconds apiece): the whole suite's.
+pytestmark = pytest.mark.slow
 
 
 def _document(schemas: dict[str, Any], body: str) -> dict[str, Any]:

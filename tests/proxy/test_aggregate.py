@@ -87,6 +87,7 @@ def test_two_upstreams_under_prefixes(era: str, caplog: pytest.LogCaptureFixture
     assert "already served by another upstream" in caplog.text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("era", ERAS)
 def test_a_list_change_of_either_upstream_reaches_the_client(era: str) -> None:
     async def main() -> list[str]:

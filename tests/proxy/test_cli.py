@@ -39,6 +39,7 @@ def test_stdio_proxy_crosses_eras(upstream_era: str, era: str) -> None:
     assert asyncio.run(_elicited(client)) == "Hello, What is your name?!"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("upstream_era", "era"), [("legacy", "modern"), ("modern", "legacy")])
 def test_http_proxy_crosses_eras(upstream_era: str, era: str, tmp_path: Path) -> None:
     def command(port: int) -> list[str]:
@@ -57,6 +58,7 @@ def test_a_bad_upstream_era_is_refused() -> None:
     assert "--upstream-era must be auto, legacy or modern" in proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("upstream_era", ["legacy", "modern"])
 def test_an_http_upstream_served_on_stdio(upstream_era: str, tmp_path: Path) -> None:
     """stdio -> Streamable HTTP: the upstream a URL, each era forced, a modern client."""
@@ -95,8 +97,14 @@ def test_several_upstreams_mounted(era: str, tmp_path: Path) -> None:
     ("extra", "message"),
     [
         (["--upstream", "noequals"], "--upstream takes NAME=URL"),
-        (["--upstream", "a=x", "--upstream", "a=y"], "is given twice"),
-        (["--upstream", "a=x", "https://example.test/mcp"], "either --upstream options"),
+        pytest.param(
+            ["--upstream", "a=x", "--upstream", "a=y"], "is given twice", marks=pytest.mark.slow
+        ),
+        pytest.param(
+            ["--upstream", "a=x", "https://example.test/mcp"],
+            "either --upstream options",
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_bad_upstream_options_are_refused(extra: list[str], message: str) -> None:

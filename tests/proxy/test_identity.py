@@ -71,6 +71,7 @@ def test_an_aggregating_proxy_joins_the_instructions_under_headings(era: str) ->
     assert instructions == f"## old\n\n{INSTRUCTIONS}\n\n## new\n\n{INSTRUCTIONS}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("upstream_era", "era"), [("legacy", "modern"), ("modern", "legacy")])
 def test_mcpgen_proxy_on_stdio_answers_with_its_upstreams_identity(
     upstream_era: str, era: str
@@ -82,6 +83,7 @@ def test_mcpgen_proxy_on_stdio_answers_with_its_upstreams_identity(
     assert instructions == INSTRUCTIONS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("era", ERAS)
 def test_over_http_the_identity_replaces_the_one_frozen_at_startup(
     era: str, tmp_path: Path

@@ -15,6 +15,14 @@ from mcpgen_types import latest as t
 from tests.processes import everything_http
 from tests.proxy.common import ERAS, UPSTREAM, list_changes, text
 
+# Each (downstream era, upstream era): the quick tier keeps the two crossings, which
+# between them speak both eras on each side; the same-era pairs are `slow`.
+ERA_PAIRS = [
+    (era, upstream) if era != upstream else pytest.param(era, upstream, marks=pytest.mark.slow)
+    for upstream in ERAS
+    for era in ERAS
+]
+
 
 def _proxy(upstream_era: str, **options: Any) -> Proxy:
     return Proxy(UPSTREAM, upstream_era=upstream_era, input_timeout=30, **options)  # type: ignore[arg-type]
@@ -29,8 +37,7 @@ def _run(upstream_era: str, era: str, body: Any, **options: Any) -> Any:
     return asyncio.run(main())
 
 
-@pytest.mark.parametrize("upstream_era", ERAS)
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize(("era", "upstream_era"), ERA_PAIRS)
 def test_lists_and_calls_pass_through(upstream_era: str, era: str) -> None:
     async def body(client: Client) -> Any:
         tools = {tool.name: tool for tool in await client.list_tools()}
@@ -52,8 +59,7 @@ def test_lists_and_calls_pass_through(upstream_era: str, era: str) -> None:
     assert static.contents
 
 
-@pytest.mark.parametrize("upstream_era", ERAS)
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize(("era", "upstream_era"), ERA_PAIRS)
 def test_an_upstream_elicitation_is_answered_by_the_downstream_client(
     upstream_era: str, era: str
 ) -> None:
@@ -73,8 +79,7 @@ def test_an_upstream_elicitation_is_answered_by_the_downstream_client(
     )
 
 
-@pytest.mark.parametrize("upstream_era", ERAS)
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize(("era", "upstream_era"), ERA_PAIRS)
 def test_multi_round_sampling_and_roots_cross(upstream_era: str, era: str) -> None:
     def on_elicitation(params: t.ElicitRequestParams) -> dict[str, Any]:
         if "name" in params.message:
@@ -105,6 +110,7 @@ def test_multi_round_sampling_and_roots_cross(upstream_era: str, era: str) -> No
     assert text(roots) == "Roots: file:///work"
 
 
+@pytest.mark.slow
 def test_a_continuation_reaching_another_proxy_process_fails_clearly() -> None:
     """The pending upstream call lives in the process that started it: a second proxy
     (same keys, so the requestState opens) has no such call and says so."""
@@ -130,8 +136,7 @@ def test_a_continuation_reaching_another_proxy_process_fails_clearly() -> None:
     asyncio.run(main())
 
 
-@pytest.mark.parametrize("upstream_era", ERAS)
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize(("era", "upstream_era"), ERA_PAIRS)
 def test_upstream_list_changes_reach_downstream_listeners(upstream_era: str, era: str) -> None:
     async def body(client: Client) -> Any:
         # The first request enters the proxy's lifespan (the upstream connection); the
@@ -146,8 +151,7 @@ def test_upstream_list_changes_reach_downstream_listeners(upstream_era: str, era
     ]
 
 
-@pytest.mark.parametrize("upstream_era", ERAS)
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize(("era", "upstream_era"), ERA_PAIRS)
 def test_templates_prompts_and_completion_pass_through(upstream_era: str, era: str) -> None:
     async def body(client: Client) -> Any:
         templates = await client.list_resource_templates()
@@ -224,8 +228,7 @@ def test_a_legacy_upstream_request_goes_to_the_one_call_still_running() -> None:
     asyncio.run(main())
 
 
-@pytest.mark.parametrize("upstream_era", ERAS)
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize(("era", "upstream_era"), ERA_PAIRS)
 def test_upstream_log_messages_reach_the_caller(upstream_era: str, era: str) -> None:
     logged: list[tuple[str, Any]] = []
 
@@ -238,8 +241,7 @@ def test_upstream_log_messages_reach_the_caller(upstream_era: str, era: str) -> 
     assert all(level == "info" for level, _ in logged)
 
 
-@pytest.mark.parametrize("upstream_era", ERAS)
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize(("era", "upstream_era"), ERA_PAIRS)
 def test_a_url_upstream_sees_the_callers_input_capabilities(
     upstream_era: str, era: str, tmp_path: Path
 ) -> None:
@@ -317,6 +319,7 @@ def test_a_parked_call_expires_after_input_timeout() -> None:
     asyncio.run(main())
 
 
+@pytest.mark.slow
 def test_with_a_shared_bus_a_continuation_reaches_the_process_holding_its_call() -> None:
     """Two proxies on one Redis: the rounds of one call alternate between them, each
     continuation served by whichever holds the upstream call."""

@@ -35,6 +35,7 @@ async def _roots_seen(command: list[str], era: str = "auto") -> object:
     return "not asked"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 def test_roots_asked_at_start_up(tmp_path: Path, era: str) -> None:
     log = tmp_path / "proxy.log"
@@ -46,6 +47,7 @@ def test_roots_asked_at_start_up(tmp_path: Path, era: str) -> None:
     assert "Traceback" not in log.read_text()
 
 
+@pytest.mark.slow
 def test_subscribing_to_what_cannot_be_delivered_is_refused(tmp_path: Path) -> None:
     """The listed resource may be subscribed to; a URI made from the upstream's template
     is refused, with an error that says why, in either era."""

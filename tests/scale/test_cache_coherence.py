@@ -149,6 +149,7 @@ def test_a_worker_that_lost_its_subscription_drops_its_cache_and_reads_redis() -
     run(main())
 
 
+@pytest.mark.slow
 def test_a_hung_redis_is_noticed_within_the_bound() -> None:
     """A connection that hangs without failing: no heartbeat comes back, and after
     the bound the worker reads Redis, which times out (503 for the client)."""
@@ -177,6 +178,7 @@ def test_a_hung_redis_is_noticed_within_the_bound() -> None:
     run(main())
 
 
+@pytest.mark.slow
 def test_uses_answered_from_the_cache_keep_the_session_alive() -> None:
     idle = 1.5
     a, b, url, prefix = two(session_idle_seconds=idle)

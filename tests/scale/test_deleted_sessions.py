@@ -26,6 +26,7 @@ def record_exists(session_id: str) -> bool:
         return bool(client.exists(key)) or client.zscore("mcpgen:s-lru", session_id) is not None
 
 
+@pytest.mark.slow
 def test_a_delete_on_one_worker_ends_the_get_stream_on_the_other() -> None:
     with workers() as (urls, _), httpx.Client(timeout=10) as sync_http:
         a, b = urls

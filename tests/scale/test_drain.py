@@ -66,6 +66,7 @@ def test_sigterm_finishes_the_request_in_flight_refuses_new_connections_and_exit
     assert "Traceback" not in log, log
 
 
+@pytest.mark.slow
 @pytest.mark.needs_redis
 def test_tasks_finish_within_the_drain_time_or_end_cancelled_saying_why(tmp_path: Path) -> None:
     """Two tasks run in the worker when it gets SIGTERM: the one that can finish within
@@ -99,6 +100,7 @@ def test_tasks_finish_within_the_drain_time_or_end_cancelled_saying_why(tmp_path
     assert "drain time 3 s" in (cancelled.status_message or "")
 
 
+@pytest.mark.slow
 def test_a_request_still_running_when_the_drain_time_ends_gets_a_503_error(
     tmp_path: Path,
 ) -> None:
@@ -155,6 +157,7 @@ def test_streams_that_only_wait_end_at_once_and_the_idle_worker_exits(tmp_path: 
     assert len(finals) == 1 and "result" in finals[0], got
 
 
+@pytest.mark.slow
 def test_requests_queued_when_sigterm_comes_are_answered(tmp_path: Path) -> None:
     """A single `mcpgen serve` (its own listening socket) is stopped (SIGSTOP) while 40
     clients connect and send a request: the kernel completes the connections and holds

@@ -75,6 +75,7 @@ def _pause(milliseconds: int) -> None:
         assert sock.recv(16).startswith(b"+OK")
 
 
+@pytest.mark.slow
 def test_requests_during_an_outage_get_503_and_service_recovers() -> None:
     with workers() as (urls, _), httpx.Client(timeout=15) as http:
         session = open_session(http, urls[0], "alice")
@@ -146,6 +147,7 @@ def test_a_task_whose_worker_stopped_renewing_fails_after_its_lease() -> None:
     asyncio.run(main())
 
 
+@pytest.mark.slow
 def test_a_modern_task_request_during_an_outage_gets_503_too() -> None:
     """The task store is read inside the core (tasks/get): its outage is a 503 as well."""
     tasks: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}

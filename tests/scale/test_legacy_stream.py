@@ -29,6 +29,7 @@ from tests.stores.redis_server import redis_url
 pytestmark = pytest.mark.needs_redis
 
 
+@pytest.mark.slow
 def test_each_change_reaches_the_get_stream_once_whichever_worker_holds_it() -> None:
     with workers() as (urls, _), httpx.Client(timeout=10) as sync_http:
         a, b = urls
@@ -67,6 +68,7 @@ def test_each_change_reaches_the_get_stream_once_whichever_worker_holds_it() -> 
         asyncio.run(asyncio.wait_for(scenario(), 60))
 
 
+@pytest.mark.slow
 def test_a_reconnect_replays_what_the_lost_stream_did_not_deliver() -> None:
     """Changes made while the client was away, on either worker, are replayed after its
     Last-Event-ID by the other worker, in order and once."""

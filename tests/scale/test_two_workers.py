@@ -117,6 +117,7 @@ def test_a_task_started_on_one_worker_is_polled_and_cancelled_through_the_other(
         run(main())
 
 
+@pytest.mark.slow
 def test_a_task_waiting_for_input_is_answered_through_either_worker() -> None:
     """The task runs where it started; its answers (tasks/update) may reach the other
     worker, which forwards them over the bus."""
@@ -226,6 +227,7 @@ MODERN_RAW = {
 }
 
 
+@pytest.mark.slow
 def test_a_task_is_its_creators_on_every_worker_forwarded_updates_included() -> None:
     """Another principal, knowing the task id, gets the unknown-task error for every
     tasks/* method on both workers (on the one that does not run it, tasks/update would

@@ -142,5 +142,6 @@ async def handler(ctx: Context) -> None:
 """
 
 
+@pytest.mark.slow
 def test_mypy_knows_the_type(tmp_path: Path) -> None:
     check_marks(TYPED, tmp_path)

@@ -327,7 +327,7 @@ class Count(Middleware):
 
 
 def stepped(count: Count) -> Server:
-    server = Server("steps", middleware=[count])
+    server = Server("steps", middleware=[count], task_poll_seconds=0.05)  # quick task polls
 
     @server.tool
     def asks(ctx: Context) -> Any:  # the InputRequired style: two rounds

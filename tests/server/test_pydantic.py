@@ -542,6 +542,7 @@ OFFICIAL: dict[str, tuple[Any, bool]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["legacy", MODERN])
 def test_the_official_client_accepts_every_result(mode: str) -> None:
     """Over stdio; the official client checks structuredContent against the outputSchema

@@ -99,6 +99,7 @@ def _text(result: t.CallToolResult) -> str:
 
 
 # -- concurrency over HTTP ----------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("era", ERAS)
 def test_blocking_tools_run_side_by_side_over_http(era: str) -> None:
     """Three concurrent calls of a tool sleeping 1 s take about 1 s, not 3 s; the

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 
 from mcpgen import Client, Server
 from mcpgen.stubs import ToolSpec, generate, render
@@ -36,6 +37,7 @@ def _mypy(directory: Path, *modules: str) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 def test_required_arguments_named_unlike_identifiers_stay_required(tmp_path: Path) -> None:
     """`item-id`, `from` and `_hidden` are required: leaving one out is a mypy error."""
     schema = _object(
@@ -78,6 +80,7 @@ MEDIA_OUTPUT = _object(
 )
 
 
+@pytest.mark.slow
 def test_every_generated_type_decodes(tmp_path: Path) -> None:
     """Structs told apart by a constant property become tagged structs msgspec decodes;
     a union it cannot decode falls back to `Any`; the module passes mypy --strict."""
@@ -168,6 +171,7 @@ class Reading(msgspec.Struct):
     celsius: float
 
 
+@pytest.mark.slow
 def test_non_object_results_unwrapped_in_every_era(tmp_path: Path) -> None:
     """A tool returning a list or a number: a 2025-11-25 session carries it wrapped as
     {"result": ...}; the client unwraps the schema and the value, so the stubs written

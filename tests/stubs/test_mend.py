@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 
 from mcpgen.stubs import ToolSpec, render
 from tests.stubs.test_stubs import load
@@ -52,6 +53,10 @@ OUTPUT: dict[str, Any] = {
         "Sort": {"type": "string", "enum": ["title", "count", "", "title"]},
     },
 }
+
+
+# Every test here runs mypy over a generated module (seconds apiece): the whole suite's.
+pytestmark = pytest.mark.slow
 
 
 def test_stubs_module_of_the_mended_constructs_passes_and_decodes(tmp_path: Path) -> None:

@@ -134,6 +134,7 @@ def test_module_is_typed_and_clean(schema_tools: Path) -> None:
     assert '"datetime", expected "str"' in lines[2]
 
 
+@pytest.mark.slow
 def test_module_shape(schema_tools: Path) -> None:
     """Names: snake_case, keyword-safe, distinct; per-tool models; docstrings; header."""
     text = schema_tools.read_text()

@@ -108,6 +108,7 @@ def run_page(url: str) -> str:
     return done.stdout.split('<pre id="out">', 1)[1].split("</pre>", 1)[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("listed", ["page", "another", "none"])
 def test_a_browser_page_calls_the_server_only_from_a_listed_origin(listed: str) -> None:
     with page_server() as (httpd, page_origin):

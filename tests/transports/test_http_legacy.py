@@ -89,6 +89,7 @@ def test_initialize_without_version_header_and_old_versions(http: httpx.Client, 
         assert http.delete(url, headers=headers).status_code == 200
 
 
+@pytest.mark.slow
 def test_no_session_leak_after_many_cycles(app: McpAsgiApp, http: httpx.Client, url: str) -> None:
     before = len(app.store)
     params = {

@@ -129,6 +129,7 @@ def _health(url: str, cert: Path | None = None) -> tuple[int, object]:
     return reply.status_code, reply.json()
 
 
+@pytest.mark.slow
 def test_https_from_uvicorn(project: Path, cert: tuple[Path, Path]) -> None:
     """The page's three Python blocks: the app, the TLS serving module (run), the module
     behind nginx (imported); over https the client calls a tool and /healthz answers."""
@@ -269,6 +270,7 @@ def test_the_systemd_unit_verifies_and_its_command_serves_and_stops(project: Pat
         assert time.monotonic() - began < float(service["TimeoutStopSec"])
 
 
+@pytest.mark.slow
 def test_the_container_cmd_and_healthcheck_run_as_written(project: Path) -> None:
     (block,) = _blocks("dockerfile")
     lines = block.code.splitlines()

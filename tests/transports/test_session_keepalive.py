@@ -64,6 +64,7 @@ def served(http: httpx.Client) -> Iterator[tuple[McpAsgiApp, str, dict[str, str]
         yield app, url, initialize(http, url)
 
 
+@pytest.mark.slow
 def test_an_open_get_stream_keeps_the_session_and_its_end_lets_it_expire(
     http: httpx.Client, served: tuple[McpAsgiApp, str, dict[str, str]]
 ) -> None:
@@ -88,6 +89,7 @@ def test_an_open_get_stream_keeps_the_session_and_its_end_lets_it_expire(
     assert len(store) == 0
 
 
+@pytest.mark.slow
 def test_a_session_with_a_get_stream_is_usable_past_the_idle_timeout(
     served: tuple[McpAsgiApp, str, dict[str, str]],
 ) -> None:

@@ -113,6 +113,7 @@ def test_headers_that_never_finish_are_cut_off(server: tuple[int, object]) -> No
     assert _open_count(uv) == 0
 
 
+@pytest.mark.slow
 def test_a_body_that_trickles_in_is_answered_408(server: tuple[int, object]) -> None:
     port, _ = server
     head = (
@@ -129,6 +130,7 @@ def test_a_body_that_trickles_in_is_answered_408(server: tuple[int, object]) -> 
         assert b"the request body took over 1 seconds" in data
 
 
+@pytest.mark.slow
 def test_an_idle_keep_alive_connection_is_closed(server: tuple[int, object]) -> None:
     port, _ = server
     socks = [_connect(port) for _ in range(CONNECTIONS)]
@@ -142,6 +144,7 @@ def test_an_idle_keep_alive_connection_is_closed(server: tuple[int, object]) -> 
     assert LIMIT * 0.8 <= took <= PATIENCE
 
 
+@pytest.mark.slow
 def test_a_keep_alive_connection_that_starts_a_request_slowly_is_cut_off(
     server: tuple[int, object],
 ) -> None:
@@ -166,6 +169,7 @@ def test_headers_without_end_are_refused_431(server: tuple[int, object]) -> None
     assert got[0].startswith((b"HTTP/1.1 431", b"HTTP/1.1 400"))  # h11 refuses it itself
 
 
+@pytest.mark.slow
 def test_a_normal_request_is_unaffected(server: tuple[int, object]) -> None:
     port, _ = server
     with httpx.Client(timeout=5) as http:
@@ -270,6 +274,7 @@ def test_the_body_deadline_cuts_a_trickling_body_in_any_asgi_server() -> None:
     assert json.loads(answer)["error"]["message"] == "the request body took over 0.3 seconds"
 
 
+@pytest.mark.slow
 def test_the_body_deadline_does_not_bound_the_request_itself() -> None:
     app = _sleepy_app(0.3)
     body = _call("sleepy")
