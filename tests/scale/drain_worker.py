@@ -60,10 +60,12 @@ class Worker:
 
 
 def refused(port: int) -> bool:
-    """True when a connection to the loopback `port` is refused (nothing listens)."""
+    """True when a connection to the loopback `port` is refused (nothing listens), or
+    reset: a probe that reached the queue just as the worker closed its listening socket
+    (the worker was handed the only copy, so its queue goes with it)."""
     try:
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
-    except ConnectionRefusedError:
+    except (ConnectionRefusedError, ConnectionResetError):
         return True
     return False
 
