@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -123,13 +124,15 @@ class World:
         origin = self.url.removesuffix("/mcp")
         found = threading.Event()
         endpoint: list[str] = []
+        sockets: list[socket.socket] = []
         with httpx.Client(timeout=30) as streaming:
 
             def read() -> None:
                 with (
-                    contextlib.suppress(httpx.HTTPError),  # closed by the test's end
+                    contextlib.suppress(httpx.HTTPError),  # cut at the end (below)
                     streaming.stream("GET", origin + "/sse", headers=bearer("reader")) as stream,
                 ):
+                    sockets.append(stream.extensions["network_stream"].get_extra_info("socket"))
                     for line in stream.iter_lines():
                         if line.startswith("data:") and not endpoint:
                             endpoint.append(line[5:].strip())
@@ -139,19 +142,28 @@ class World:
 
             reader = threading.Thread(target=read, daemon=True)
             reader.start()
-            assert found.wait(10), "no endpoint event"
-            target = origin + endpoint[0]
-            headers = {"content-type": "application/json"} | bearer("reader")
-            init = {
-                "protocolVersion": "2024-11-05",
-                "capabilities": {},
-                "clientInfo": {"name": "attacker", "version": "1"},
-            }
-            self.http.post(target, headers=headers, content=rpc(0, "initialize", init))
-            self.http.post(target, headers=headers, content=rpc(None, "notifications/initialized"))
-            yield lambda body: self.http.post(target, headers=headers, content=body)
-            streaming.close()
-            reader.join(10)
+            try:
+                assert found.wait(10), "no endpoint event"
+                target = origin + endpoint[0]
+                headers = {"content-type": "application/json"} | bearer("reader")
+                init = {
+                    "protocolVersion": "2024-11-05",
+                    "capabilities": {},
+                    "clientInfo": {"name": "attacker", "version": "1"},
+                }
+                self.http.post(target, headers=headers, content=rpc(0, "initialize", init))
+                self.http.post(
+                    target, headers=headers, content=rpc(None, "notifications/initialized")
+                )
+                yield lambda body: self.http.post(target, headers=headers, content=body)
+            finally:
+                # Closing the client from this thread leaves the reader blocked in its
+                # read until the server ends the stream; shutting the socket down wakes it.
+                for sock in sockets:
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)
+                reader.join(10)
+                assert not reader.is_alive(), "the SSE reader did not end"
 
 
 @contextlib.contextmanager
