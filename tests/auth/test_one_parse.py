@@ -64,7 +64,6 @@ def test_a_2025_03_26_batch(attacked: World, odd: str) -> None:
     judged(response)
 
 
-@pytest.mark.slow
 def test_http_sse_messages(attacked: World) -> None:
     with attacked.sse_sender() as send:
         for odd, extra in ODD.items():
@@ -74,7 +73,6 @@ def test_http_sse_messages(attacked: World) -> None:
     assert not any("granted" in event for event in attacked.sse_events)
 
 
-@pytest.mark.slow
 def test_plain_refusals_are_the_oauth_challenge_on_every_transport(attacked: World) -> None:
     """A well-formed call without the scope: 403 `insufficient_scope` naming the union,
     in a 2026-07-28 request, a session, a batch (judged whole: nothing in it runs) and

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -95,7 +94,6 @@ def bodies(draw: st.DrawFn, modern: bool) -> bytes:
     return f'{{"jsonrpc":"2.0","id":9,"method":"{method}","params":{rendered}}}'.encode()
 
 
-@pytest.mark.slow
 def test_no_generated_body_runs_a_scoped_handler_or_yields_5xx() -> None:
     statuses: Counter[int] = Counter()
     with world() as attacked, attacked.sse_sender() as over_sse:
