@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -77,6 +78,7 @@ class Work:
         self.outcome = outcome
         self.go = asyncio.Event()
         self.stopped = asyncio.Event()  # the handler was cancelled
+        self.resumed = 0  # runs of `confirm` with its answer
 
     async def run(self, ctx: Context) -> Any:
         await asyncio.wait_for(self.go.wait(), WAIT)
@@ -101,7 +103,58 @@ def _build(redis: RedisStores, work: Work) -> Server:
     async def job(ctx: Context) -> Any:
         return await work.run(ctx)
 
+    @server.tool(task="optional")
+    def confirm(ctx: Context) -> Any:
+        if ctx.input("name") is None:
+            return InputRequired({"name": elicit_form("Name?", FORM)})
+        work.resumed += 1
+        return "confirmed"
+
     return server
+
+
+class Workers:
+    """A and B: a `Server` and its own Redis connection each, under one prefix; what B's
+    subscription delivers passes `gate`; `seen` is every event published, as A hears it."""
+
+    def __init__(self, work: Work) -> None:
+        prefix = f"test-{uuid.uuid4().hex}:"
+        self.stores = [RedisStores.from_url(redis_url(), prefix=prefix) for _ in range(2)]
+        self.servers = [_build(redis, work) for redis in self.stores]
+        self.apps = [server.asgi_app() for server in self.servers]
+        self.gate = Gate(self.stores[1].bus)
+        self.seen: list[BusEvent] = []
+        self.stores[0].bus.subscribe(self.seen.append)
+
+    async def hold_b(self) -> None:
+        """From now on B hears nothing on the bus (until `gate.open`)."""
+        await self.stores[1].bus.ready()
+        self.gate.holding = True
+
+    async def announced(self, task_id: str) -> list[str | None]:
+        """The task's status changes published by either worker, in order: once A hears
+        a marker B publishes now, all B announced before has arrived."""
+        self.gate.open()
+        self.servers[1].notify_tools_changed()
+        await _until(lambda: any(type(e) is not TaskEvent for e in self.seen), "B's marker")
+        return [_status(e, task_id) for e in self.seen if type(e) is TaskEvent]
+
+
+@asynccontextmanager
+async def _workers(work: Work) -> AsyncIterator[Workers]:
+    workers = Workers(work)
+    try:
+        yield workers
+    finally:
+        work.go.set()
+        workers.gate.open()
+        for app in workers.apps:
+            await app.shutdown()
+        for redis in workers.stores:
+            await redis.sessions.aclose()
+            await redis.bus.aclose()
+            await redis.tasks.aclose()
+            await redis.connection.aclose()
 
 
 async def _rpc(app: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -110,8 +163,9 @@ async def _rpc(app: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
     status, _, body = await post(app, headers, frame, principal="alice")
     assert status == 200, body
     answer: dict[str, Any] = reply(body)
+    result: dict[str, Any] = answer.get("result", {})
     assert "result" in answer, answer
-    return answer["result"]
+    return result
 
 
 async def _until(check: Callable[[], bool], what: str) -> None:
@@ -130,57 +184,73 @@ def test_a_task_cancelled_on_one_worker_stays_cancelled_when_its_handler_ends_on
     outcome: str,
 ) -> None:
     async def scenario() -> None:
-        prefix, work = f"test-{uuid.uuid4().hex}:", Work(outcome)
-        stores = [RedisStores.from_url(redis_url(), prefix=prefix) for _ in range(2)]
-        servers = [_build(redis, work) for redis in stores]
-        apps = [server.asgi_app() for server in servers]
-        a, b = apps
-        gate = Gate(stores[1].bus)
-        seen: list[BusEvent] = []  # every event any worker published, as A hears it
-        stores[0].bus.subscribe(seen.append)
-        writes: list[tuple[str, TaskState | None]] = []  # B's writes: (status, refused by)
-        b_store = stores[1].tasks
-        b_put = b_store.put
+        work = Work(outcome)
+        async with _workers(work) as workers:
+            a, b = workers.apps
+            writes: list[TaskState | None] = []  # what B's late writes found stored
+            b_store = workers.stores[1].tasks
+            b_put = b_store.put
 
-        async def put(state: TaskState) -> TaskState | None:
-            stored = await b_put(state)
-            writes.append((state.status, stored))
-            return stored
+            async def put(state: TaskState) -> TaskState | None:
+                writes.append(await b_put(state))
+                return writes[-1]
 
-        b_store.put = put  # type: ignore[method-assign]
-        try:
+            b_store.put = put  # type: ignore[method-assign]
             created = await _rpc(b, "tools/call", {"name": "job", "arguments": {}})
             task_id = created["taskId"]
             assert created["status"] == "working"
-            await stores[1].bus.ready()
-            gate.holding = True  # B hears nothing from here on
+            await workers.hold_b()
             await _rpc(a, "tasks/cancel", {"taskId": task_id})
-            await _until(lambda: any(_status(e, task_id) == "cancelled" for e in seen), "cancel")
+            heard = workers.seen
+            await _until(lambda: "cancelled" in [_status(e, task_id) for e in heard], "cancel")
             work.go.set()  # B's handler goes on, unaware
-            await _until(lambda: bool(writes), "B's late write")
+            await _until(lambda: bool(writes), "B's late write")  # (created with `create`)
             if outcome == "progress":
-                await asyncio.wait_for(work.stopped.wait(), WAIT)  # the work stops
-            await _says_cancelled(apps, task_id)  # B has still heard nothing
-            gate.open()
-            # A marker published by B after its late write: once A hears it, whatever B
-            # announced before it has arrived (a publisher's events keep their order).
-            servers[1].notify_tools_changed()
-            await _until(lambda: any(type(e) is not TaskEvent for e in seen), "B's marker")
-            await _says_cancelled(apps, task_id)
-            announced = [_status(e, task_id) for e in seen if type(e) is TaskEvent]
-            assert announced == ["cancelled"], announced
-            assert task_id not in servers[1].core.tasks.running
-            assert all(stored is not None and stored.status == "cancelled" for _, stored in writes)
-        finally:
-            work.go.set()
-            gate.open()
-            for app in apps:
-                await app.shutdown()
-            for redis in stores:
-                await redis.sessions.aclose()
-                await redis.bus.aclose()
-                await redis.tasks.aclose()
-                await redis.connection.aclose()
+                await _until(work.stopped.is_set, "the handler's work stopped")
+            await _says_cancelled(workers.apps, task_id)  # B has still heard nothing
+            assert await workers.announced(task_id) == ["cancelled"]
+            await _says_cancelled(workers.apps, task_id)
+            assert task_id not in workers.servers[1].core.tasks.running
+            assert all(stored is not None and stored.status == "cancelled" for stored in writes)
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))
+
+
+def test_answers_taken_on_one_worker_as_another_cancels_do_not_resume_the_task() -> None:
+    """tasks/update on B (which runs the task) reads the record as input_required; A's
+    cancel lands right after that read: B's write of `working` is refused, the handler
+    does not run again and nothing but the cancel is announced."""
+
+    async def scenario() -> None:
+        work = Work("completes")
+        async with _workers(work) as workers:
+            a, b = workers.apps
+            b_store = workers.stores[1].tasks
+            b_get, armed = b_store.get, asyncio.Event()
+
+            async def get(task_id: str) -> TaskState | None:
+                found = await b_get(task_id)
+                if armed.is_set():  # B has read the record: A cancels now, B unaware
+                    armed.clear()
+                    await _rpc(a, "tasks/cancel", {"taskId": task_id})
+                return found
+
+            b_store.get = get  # type: ignore[method-assign]
+            created = await _rpc(b, "tools/call", {"name": "confirm", "arguments": {}})
+            task_id = created["taskId"]
+            asked = await _rpc(a, "tasks/get", {"taskId": task_id})
+            assert asked["status"] == "input_required", asked
+            await workers.hold_b()
+            armed.set()
+            answer = {"name": {"action": "accept", "content": {"sure": True}}}
+            await _rpc(b, "tasks/update", {"taskId": task_id, "inputResponses": answer})
+            assert not armed.is_set()  # the cancel ran inside B's update
+            await _says_cancelled(workers.apps, task_id)
+            announced = await workers.announced(task_id)
+            assert announced == ["input_required", "cancelled"], announced
+            await _says_cancelled(workers.apps, task_id)
+            assert work.resumed == 0
+            assert task_id not in workers.servers[1].core.tasks.running
 
     asyncio.run(asyncio.wait_for(scenario(), 60))
 

@@ -98,7 +98,7 @@ async def write_record(live: RunningTask, store: TaskStore, publish: Publish) ->
             news, live.news = live.news, []
             stored = await store.put(msgspec.structs.replace(live.state))
             if stored is not None:
-                live.news = []
+                live.news, live.dirty = [], False
                 return stored
             for change in news:
                 publish(change)

@@ -4,15 +4,16 @@ The `TaskRunner` creates a task's record in the `TaskStore`, runs the handler, a
 writes every status change back to the store and, once written, announces it on the
 bus. A record that says the task ended is final on every worker: when the store refuses
 a write over it (another worker cancelled the task while its handler finished here),
-the task takes the stored record, announces nothing, and its work here stops. It gets what
-it uses and nothing else: the store, a clock, a `spawn` function (the Server hands in
+the task takes the stored record, announces nothing, and its work here stops. It gets
+what it uses and nothing else: the store, a clock, a `spawn` function (the Server hands in
 one that makes an asyncio task; the core itself does no I/O), the bus's `publish`, and
 the mask-errors flag. It never sees the core.
 
 The live parts of a running task (the handler's call and coroutine, the answers of an
 input round) stay in the runner of the worker that created the task: `tasks/update`
 must reach that worker, and a `tasks/cancel` elsewhere marks the record cancelled and
-its owner, seeing the status change on the bus, stops the work.
+its owner, seeing the status change on the bus (or its next write refused), stops the
+work.
 """
 
 from __future__ import annotations
@@ -308,11 +309,13 @@ class TaskRunner:
             self._stop(live, "")
 
     def save_soon(self, live: RunningTask, announce: bool = False) -> None:
-        """`_save` from synchronous code (progress, shutdown): as work of its own."""
+        """`_save` from synchronous code (progress, shutdown): as work of its own. The
+        change is queued now, so whichever write comes first announces it."""
+        if announce:
+            live.news.append(event(live.state))
         if self.spawn is not None and not live.writing:
-            self.spawn(self._save(live, announce))
+            self.spawn(self._save(live))
         else:
-            live.news += [event(live.state)] if announce else []
             live.dirty = True
 
     # -- the tasks/* methods ---------------------------------------------------------------
