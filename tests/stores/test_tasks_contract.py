@@ -138,6 +138,45 @@ def test_put_replaces_a_record(store: TaskStore) -> None:
     run(body())
 
 
+@pytest.mark.parametrize("final", ["completed", "failed", "cancelled"])
+def test_a_record_with_a_final_status_is_never_written_over(store: TaskStore, final: str) -> None:
+    """Another worker's late write (its handler finished, it asked for input, it made
+    progress) over a task that has ended changes nothing and gets the record back."""
+    ended = state("t", status=final, status_message="ended", updated_ms=5)
+
+    async def body() -> None:
+        assert await store.put(state("t")) is None  # written
+        assert await store.put(ended) is None
+        late = [
+            state("t", status="completed", result={"content": []}, updated_ms=9),
+            state("t", status="failed", error={"code": -1, "message": "late"}, updated_ms=9),
+            state("t", status="cancelled", status_message="again", updated_ms=9),
+            state("t", status="working", status_message="50%", updated_ms=9),
+            msgspec.structs.replace(FULL, id="t", updated_ms=9),  # input_required
+        ]
+        for record in late:
+            assert await store.put(record) == ended  # refused: the stored record
+            assert await store.get("t") == ended
+        await store.delete("t")  # a deleted task's id is free again
+        assert await store.put(state("t")) is None
+        assert await store.get("t") == state("t")
+        await _closed(store)
+
+    run(body())
+
+
+def test_an_expired_final_record_does_not_block_a_put(store: TaskStore, clock: Clock) -> None:
+    async def body() -> None:
+        await store.put(state("t", ttl_ms=1_000, status="cancelled"))
+        clock.now = START + 2.0
+        fresh = state("t", ttl_ms=1_000, created_ms=int(clock.now * 1000))
+        assert await store.put(fresh) is None
+        assert await store.get("t") == fresh
+        await _closed(store)
+
+    run(body())
+
+
 def test_delete_forgets_and_tolerates_unknown_ids(store: TaskStore) -> None:
     async def body() -> None:
         await store.put(state("a"))

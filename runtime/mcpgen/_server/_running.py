@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+import msgspec
+
 from mcpgen._server._call import Call
 from mcpgen._server._defs import ToolDef
-from mcpgen._server._tasks import TERMINAL, Handle
-from mcpgen.stores import TaskState
+from mcpgen._server._tasks import TERMINAL, Handle, Publish
+from mcpgen.stores import TaskEvent, TaskState, TaskStore
 
-__all__ = ["Runner", "RunningTask"]
+__all__ = ["Runner", "RunningTask", "write_record"]
 
 
 class Runner(Protocol):
@@ -37,6 +39,7 @@ class RunningTask:
         "handler_state",
         "issued",
         "kwargs",
+        "news",
         "runner",
         "state",
         "tool",
@@ -61,7 +64,8 @@ class RunningTask:
         self.answers: dict[str, Any] = {}  # this round's typed answers, by handler's key
         self.issued: set[str] = set()  # every wire key ever used (never reused)
         self.handler_state: Any = None  # the handler's MRTR state for its next run
-        self.dirty = self.writing = False  # see TaskRunner._save
+        self.dirty = self.writing = False  # see write_record
+        self.news: list[TaskEvent] = []  # status changes to announce once written
 
     @property
     def id(self) -> str:
@@ -76,3 +80,28 @@ class RunningTask:
         self.state.status_message = message
         self.state.updated_ms = self.runner.now_ms()
         self.runner.save_soon(self)
+
+
+async def write_record(live: RunningTask, store: TaskStore, publish: Publish) -> TaskState | None:
+    """Write the task's record, then announce the status changes it holds. One write per
+    task is in flight at a time and the last one carries the newest state, so a slow
+    store cannot reorder a task's states; a write asked for meanwhile is made by the
+    writer already running. The stored record when the store refused the write (the
+    task had ended, e.g. cancelled on another worker): nothing of ours is announced."""
+    live.dirty = True
+    if live.writing:
+        return None
+    live.writing = True
+    try:
+        while live.dirty:
+            live.dirty = False
+            news, live.news = live.news, []
+            stored = await store.put(msgspec.structs.replace(live.state))
+            if stored is not None:
+                live.news, live.dirty = [], False
+                return stored
+            for change in news:
+                publish(change)
+    finally:
+        live.writing = False
+    return None

@@ -1,15 +1,19 @@
 """Running a tool call as a task, in this process: the live half of the Tasks extension.
 
 The `TaskRunner` creates a task's record in the `TaskStore`, runs the handler, and
-writes every status change back to the store and announces it on the bus. It gets what
-it uses and nothing else: the store, a clock, a `spawn` function (the Server hands in
+writes every status change back to the store and, once written, announces it on the
+bus. A record that says the task ended is final on every worker: when the store refuses
+a write over it (another worker cancelled the task while its handler finished here),
+the task takes the stored record, announces nothing, and its work here stops. It gets
+what it uses and nothing else: the store, a clock, a `spawn` function (the Server hands in
 one that makes an asyncio task; the core itself does no I/O), the bus's `publish`, and
 the mask-errors flag. It never sees the core.
 
 The live parts of a running task (the handler's call and coroutine, the answers of an
 input round) stay in the runner of the worker that created the task: `tasks/update`
 must reach that worker, and a `tasks/cancel` elsewhere marks the record cancelled and
-its owner, seeing the status change on the bus, stops the work.
+its owner, seeing the status change on the bus (or its next write refused), stops the
+work.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from mcpgen._server._context import Context, Drive, InputRequired, finish
 from mcpgen._server._defs import ToolDef
 from mcpgen._server._masking import report
 from mcpgen._server._mrtr import awaited_round, request_kinds
-from mcpgen._server._running import RunningTask
+from mcpgen._server._running import RunningTask, write_record
 from mcpgen._server._state import random_token
 from mcpgen._server._tasks import (
     CANCELLED,
@@ -264,8 +268,7 @@ class TaskRunner:
         error: McpError | None = None,
     ) -> None:
         if self._end(live, status, result, error):
-            await self._save(live)
-            self.publish(event(live.state))
+            await self._save(live, announce=True)
 
     def _end(
         self,
@@ -293,27 +296,23 @@ class TaskRunner:
 
     async def _change(self, live: RunningTask, status: str) -> None:
         live.state.status, live.state.updated_ms = status, self.now_ms()
-        await self._save(live)
-        self.publish(event(live.state))
+        await self._save(live, announce=True)
 
     # -- writing records -----------------------------------------------------------------------
-    async def _save(self, live: RunningTask) -> None:
-        """Write the task's record. One write per task is in flight at a time and the
-        last one carries the newest state, so a slow store cannot reorder a task's
-        states; a write asked for meanwhile is made by the writer already running."""
-        live.dirty = True
-        if live.writing:
-            return
-        live.writing = True
-        try:
-            while live.dirty:
-                live.dirty = False
-                await self.store.put(msgspec.structs.replace(live.state))
-        finally:
-            live.writing = False
+    async def _save(self, live: RunningTask, announce: bool = False) -> None:
+        """Write the task's record (`write_record`); `announce`: its status changed."""
+        if announce:
+            live.news.append(event(live.state))
+        stored = await write_record(live, self.store, self.publish)
+        if stored is not None:  # it had ended elsewhere: that record stands
+            live.state = stored
+            self._stop(live, "")
 
-    def save_soon(self, live: RunningTask) -> None:
-        """`_save` from synchronous code (progress, shutdown): as work of its own."""
+    def save_soon(self, live: RunningTask, announce: bool = False) -> None:
+        """`_save` from synchronous code (progress, shutdown): as work of its own. The
+        change is queued now, so whichever write comes first announces it."""
+        if announce:
+            live.news.append(event(live.state))
         if self.spawn is not None and not live.writing:
             self.spawn(self._save(live))
         else:
@@ -362,7 +361,8 @@ class TaskRunner:
         call.input_responses, call.state = live.answers, live.handler_state
         live.asked, live.answers, live.handler_state = {}, {}, None
         await self._change(live, WORKING)
-        self._start(live, None)
+        if live.state.status == WORKING:  # else it ended elsewhere meanwhile
+            self._start(live, None)
 
     async def cancel(self, task_id: str, principal: str | None) -> None:
         """Cooperative: the status is cancelled at once and the running work is cancelled
@@ -371,15 +371,14 @@ class TaskRunner:
         live = self.running.get(task_id)
         if live is not None:
             if self._stop(live, "cancelled by the client"):
-                await self._save(live)
-                self.publish(event(live.state))
+                await self._save(live, announce=True)
             return
         if state.status in TERMINAL:
             return
         state.status, state.status_message = CANCELLED, "cancelled by the client"
         state.updated_ms, state.input_requests = self.now_ms(), {}
-        await self.store.put(state)
-        self.publish(event(state))
+        if await self.store.put(state) is None:  # else it ended meanwhile: nothing to say
+            self.publish(event(state))
 
     def observe(self, change: TaskEvent) -> None:
         """A status change seen on the bus: another worker cancelled a task we run."""
@@ -400,16 +399,18 @@ class TaskRunner:
 
     # -- ending work ---------------------------------------------------------------------------
     def _stop(self, live: RunningTask, message: str) -> bool:
-        """Cancel a running task here; False when it had ended already."""
-        if live.state.status in TERMINAL:
-            return False
-        handle = live.handle
+        """Cancel a running task here; False when it had ended already (its work, if
+        any still runs, is cancelled all the same: the task took another's record)."""
+        handle, ended = live.handle, live.state.status in TERMINAL
         live.call.cancelled = True
-        live.state.status_message = message
-        self._end(live, CANCELLED)
+        if ended:
+            self.running.pop(live.id, None)
+        else:
+            live.state.status_message = message
+            self._end(live, CANCELLED)
         if handle is not None:
             handle.cancel()
-        return True
+        return not ended
 
     def _sweep(self, now_ms: int) -> None:
         """Cancel this worker's tasks past their ttl (the store forgets their records)."""
@@ -423,16 +424,14 @@ class TaskRunner:
 
     def _expire(self, live: RunningTask) -> None:
         if self._stop(live, "expired"):
-            self.save_soon(live)
-            self.publish(event(live.state))
+            self.save_soon(live, announce=True)
 
     def close(self, message: str = "the server shut down") -> list[RunningTask]:
         """Server shutdown: every unfinished task of this worker is cancelled (with
         `message`); the ones it cancelled, whose records `write` can wait for."""
         stopped = [live for live in list(self.running.values()) if self._stop(live, message)]
         for live in stopped:
-            self.save_soon(live)
-            self.publish(event(live.state))
+            self.save_soon(live, announce=True)
         return stopped
 
     async def write(self, live: RunningTask) -> None:

@@ -173,8 +173,12 @@ class TaskStore(Protocol):
         input_required) here: then False, and nothing is stored. None: no bound."""
         ...
 
-    async def put(self, state: TaskState) -> None:
-        """Create or replace a task record."""
+    async def put(self, state: TaskState) -> TaskState | None:
+        """Create or replace a task record; None once written. A record whose status
+        is final (completed, failed, cancelled) is never replaced: then nothing is
+        written and the stored record comes back, so the writer (e.g. a worker whose
+        handler finished after another worker cancelled the task) takes its status.
+        The check and the write are one atomic step on every worker."""
         ...
 
     async def get(self, task_id: str) -> TaskState | None:

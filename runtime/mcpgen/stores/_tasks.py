@@ -2,7 +2,8 @@
 
 Records are kept encoded (msgpack), as a shared store keeps them: what `get` returns is
 a copy nobody else holds, and a state that does not encode fails at `put`, here as it
-would against Redis.
+would against Redis. A record that says a task ended is never written over (`put`
+refuses and gives it back).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ __all__ = ["InMemoryTaskStore"]
 _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder(TaskState).decode
 _RUNNING = frozenset({"working", "input_required"})
+_ENDED = frozenset({"completed", "failed", "cancelled"})
 
 
 class InMemoryTaskStore:
@@ -57,16 +59,22 @@ class InMemoryTaskStore:
             self._running.setdefault(key, set()).add(state.id)
         return True
 
-    async def put(self, state: TaskState) -> None:
+    async def put(self, state: TaskState) -> TaskState | None:
         expires = float("inf") if state.ttl_ms is None else state.created_ms + state.ttl_ms
         data = _encode(state)
         records = self._records
+        found = records.get(state.id)
+        if found is not None and self.clock() * 1000 < found[0]:
+            before = _decode(found[1])
+            if before.status in _ENDED:
+                return before  # the task ended: its record stays as it is
         if state.id not in records and len(records) >= self.max_tasks:
             self._make_room(None)
         records[state.id] = (expires, data)
         key = self._client_of.get(state.id)
         if key is not None and state.status not in _RUNNING:
             self._uncount(key, state.id)
+        return None
 
     async def get(self, task_id: str) -> TaskState | None:
         found = self._records.get(task_id)

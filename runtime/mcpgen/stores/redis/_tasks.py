@@ -6,8 +6,9 @@ running (working or input_required) also has a lease, `t-lease:<id>`, which the 
 that last wrote it as running renews every `lease / 3` seconds while it holds it. A
 worker that dies stops renewing; once its lease has run out, the next `get` on any
 worker fails the task with a clear error and stores that, so no task stays "working"
-forever. A record that says a task is over, written by any worker, turns its lease
-into a tombstone (`done`, kept as long as the record): the owner's next renewal sees
+forever. A record that says a task is over is final: a `put` over it writes nothing
+and returns it (checked in the write's own script). Written by any worker, it turns
+its lease into a tombstone (`done`, kept as long as the record): the owner's next renewal sees
 it and stops renewing. A lease that ran out while Redis was away is renewed again.
 
 Running tasks count against their client (`create`): `t-running:<client>` scores the
@@ -94,9 +95,22 @@ return 0
 )
 
 # KEYS: the record, the lease; ARGV: data, ms left (0: no ttl), the lease in ms ('':
-# the task is over), the client for a new lease ('' to keep the lease's). The lease's
-# client before (false: none).
+# the task is over), the client for a new lease ('' to keep the lease's), now in ms (the
+# store's clock). The lease's client before (false: none); or, when the stored record
+# (not past its ttl) says the task ended, nothing written and {that record}: a final
+# status never changes, whoever writes.
 _PUT = """
+local old = redis.call('GET', KEYS[1])
+if old then
+  local ok, record = pcall(cmsgpack.unpack, old)
+  if ok and type(record) == 'table' then
+    local status, ttl = record['status'], tonumber(record['ttl_ms'])
+    local live = ttl == nil or tonumber(ARGV[5]) < tonumber(record['created_ms']) + ttl
+    if live and (status == 'completed' or status == 'failed' or status == 'cancelled') then
+      return {old}
+    end
+  end
+end
 local before = redis.call('GET', KEYS[2])
 local left = tonumber(ARGV[2])
 if left > 0 then
@@ -166,6 +180,9 @@ class RedisTaskStore:
     def _running(self, client: str) -> str:
         return self._under("t-run:" + client) + "t-running:" + client
 
+    def _now_ms(self) -> int:
+        return int(self.clock() * 1000)
+
     def _left(self, state: TaskState) -> int:
         """Milliseconds the record has left (0: no ttl)."""
         if state.ttl_ms is None:
@@ -180,7 +197,11 @@ class RedisTaskStore:
             return True
         lease_ms, left, who = int(self.lease * 1000), self._left(state), client or ""
         admit: Step = (self._admit, [self._running(who)], [lease_ms, most or 0, left, state.id])
-        put: Step = (self._put, self._keys(state.id), [_encode(state), left, lease_ms, "c:" + who])
+        put: Step = (
+            self._put,
+            self._keys(state.id),
+            [_encode(state), left, lease_ms, "c:" + who, self._now_ms()],
+        )
         if not most:  # nothing to refuse: both in one round trip
             await pipelined(self.connection, [admit, put])
         else:
@@ -194,17 +215,21 @@ class RedisTaskStore:
         self._renew_in_background()
         return True
 
-    async def put(self, state: TaskState) -> None:
+    async def put(self, state: TaskState) -> TaskState | None:
         running = state.status in _RUNNING
         lease = int(self.lease * 1000) if running else ""
-        args: list[_Arg] = [_encode(state), self._left(state), lease, ""]
+        args: list[_Arg] = [_encode(state), self._left(state), lease, "", self._now_ms()]
         (before,) = await pipelined(self.connection, [(self._put, self._keys(state.id), args)])
+        if isinstance(before, list):  # the task had ended: its record, unchanged
+            self._held.discard(state.id)
+            return _decode(before[0])
         if running:
             self._held.add(state.id)
             self._renew_in_background()
-            return
+            return None
         self._held.discard(state.id)
         await self._uncount(state.id, before)
+        return None
 
     async def _uncount(self, task_id: str, held: object) -> None:
         """The task no longer runs: out of its client's count (if it had one)."""
@@ -246,8 +271,7 @@ class RedisTaskStore:
             updated_ms=int(self.clock() * 1000),
             error={"code": LEASE_LOST, "message": message},
         )
-        await self.put(failed)
-        return failed
+        return await self.put(failed) or failed
 
     def _renew_in_background(self) -> None:
         if self._renewer is None or self._renewer.done():
