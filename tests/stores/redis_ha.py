@@ -89,16 +89,31 @@ def _wait(check: Callable[[], bool], what: str, seconds: float = 20.0) -> None:
     raise RuntimeError(f"timed out waiting for {what}")
 
 
+class PortTakenError(RuntimeError):
+    """The server could not take its port: another process bound it first."""
+
+
 class Processes:
     def __init__(self, prefix: str) -> None:
         self.dir = tempfile.mkdtemp(prefix=prefix)
         self.processes: dict[int, subprocess.Popen[bytes]] = {}
 
     def spawn(self, port: int, argv: list[str]) -> None:
-        self.processes[port] = subprocess.Popen(
+        """Start a server on `port` and wait until *it* answers there: a port found free
+        may be taken by another test's server before this one binds it (then this one
+        exits, and the other would answer the PING): `PortTakenError` says so."""
+        process = subprocess.Popen(
             argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.dir
         )
-        _wait(lambda: command(port, "PING").startswith(b"+PONG"), f"port {port}")
+        self.processes[port] = process
+        mine = b"process_id:%d\r\n" % process.pid
+
+        def ours() -> bool:
+            if process.poll() is not None:
+                raise PortTakenError(port)
+            return mine in command(port, "INFO", "server")
+
+        _wait(ours, f"port {port}")
 
     def node_dir(self, port: int) -> str:
         path = os.path.join(self.dir, str(port))
@@ -174,11 +189,7 @@ class SentinelLayout(Processes):
 class ClusterLayout(Processes):
     def __init__(self, replicas: int = 0, extra: tuple[str, ...] = ()) -> None:
         super().__init__("mcpgen-cluster-")
-        self.ports = [_cluster_port() for _ in range(3 * (1 + replicas))]
-        for port in self.ports:
-            argv = server_argv(port, self.node_dir(port))
-            argv += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
-            self.spawn(port, [*argv, "--cluster-node-timeout", "2000", *extra])
+        self.ports = [self._node(extra) for _ in range(3 * (1 + replicas))]
         nodes = [f"127.0.0.1:{port}" for port in self.ports]
         create = [binary("redis-cli"), "--cluster", "create", *nodes, "--cluster-yes"]
         subprocess.run(
@@ -191,6 +202,20 @@ class ClusterLayout(Processes):
         _wait(self._ok, "cluster_state:ok")
         if replicas:
             _wait(self._synced, "every replica's first sync")
+
+    def _node(self, extra: tuple[str, ...]) -> int:
+        """Start one cluster node on a free port (another port if that one is taken)."""
+        for _ in range(5):
+            port = _cluster_port()
+            argv = server_argv(port, self.node_dir(port))
+            argv += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
+            try:
+                self.spawn(port, [*argv, "--cluster-node-timeout", "2000", *extra])
+            except PortTakenError:
+                del self.processes[port]
+                continue
+            return port
+        raise RuntimeError("no free port for a cluster node after 5 tries")
 
     def _synced(self) -> bool:
         online = [command(p, "INFO", "replication").count(b"state=online") for p in self.ports]
