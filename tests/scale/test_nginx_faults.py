@@ -16,7 +16,14 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.scale.cluster_run import Cluster, _cmdline, cluster, descendants, worker_port
+from tests.scale.cluster_run import (
+    Cluster,
+    _cmdline,
+    cluster,
+    descendants,
+    refused,
+    worker_port,
+)
 from tests.scale.wire import (
     CHANGED,
     META,
@@ -110,6 +117,18 @@ def test_a_redis_outage_through_nginx_is_a_503_json_rpc_error_then_service_recov
         assert len(served) == 2  # both workers served the session after the outage too
 
 
+async def _dead(port: int) -> None:
+    """Until the killed worker on `port` is dead, not dying: its stream's connection may
+    close before its listening socket does (the kernel closes a dying process's sockets
+    one by one), and a request nginx hands it in between is reset after it was sent, a
+    502 nginx may not retry (a POST). run.sh starts it again only a second later."""
+    for _ in range(500):
+        if refused(port):
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"the worker on port {port} still accepts connections")
+
+
 def _holders(ports: list[int]) -> list[int]:
     """The worker ports with an established TCP connection (nginx holds no idle
     upstream connections, so: the ones serving an open stream)."""
@@ -167,6 +186,7 @@ def test_a_killed_workers_get_stream_resumes_elsewhere_and_loses_no_change(
                 victim = next(p for p in running.worker_pids() if worker_port(p) == holders[0])
                 os.kill(victim, signal.SIGKILL)
                 await asyncio.wait_for(reading, 10)  # the stream ends with its worker
+                await _dead(holders[0])
                 for _ in range(3):
                     await change()  # (nginx moves a refused connection to the other worker)
                 last = [eid for eid, _ in before][-1]
@@ -245,6 +265,7 @@ def test_a_killed_workers_listen_stream_is_opened_again_through_nginx(tmp_path: 
                 victim = next(p for p in running.worker_pids() if worker_port(p) == holders[0])
                 os.kill(victim, signal.SIGKILL)
                 await asyncio.wait_for(reading, 20)  # the stream ends with its worker
+                await _dead(holders[0])
                 again: list[str] = []
                 resumed = asyncio.ensure_future(_relisten(http, running.url, again))
                 await until(lambda: bool(again), 1000)
