@@ -115,6 +115,19 @@ class Processes:
 
         _wait(ours, f"port {port}")
 
+    def start(self, argv: Callable[[int], list[str]], free: Callable[[], int] | None = None) -> int:
+        """Start a server (`argv` for its port) on a free port; another port when the one
+        found free was taken before the server could bind it. Returns the port."""
+        for _ in range(5):
+            port = (free or _free_port)()
+            try:
+                self.spawn(port, argv(port))
+            except PortTakenError:
+                del self.processes[port]
+                continue
+            return port
+        raise RuntimeError("no free port after 5 tries")
+
     def node_dir(self, port: int) -> str:
         path = os.path.join(self.dir, str(port))
         os.makedirs(path, exist_ok=True)
@@ -144,27 +157,30 @@ def server_argv(port: int, where: str) -> list[str]:
 class SentinelLayout(Processes):
     def __init__(self) -> None:
         super().__init__("mcpgen-sentinel-")
-        self.primary, self.replica = _free_port(), _free_port()
-        self.sentinels = [_free_port() for _ in range(3)]
-        self.spawn(self.primary, server_argv(self.primary, self.node_dir(self.primary)))
-        replica = server_argv(self.replica, self.node_dir(self.replica))
-        self.spawn(self.replica, [*replica, "--replicaof", "127.0.0.1", str(self.primary)])
+        self.primary = self.start(lambda port: server_argv(port, self.node_dir(port)))
+        self.replica = self.start(
+            lambda port: [
+                *server_argv(port, self.node_dir(port)),
+                *("--replicaof", "127.0.0.1", str(self.primary)),
+            ]
+        )
         _wait(self._replicating, "the replica's first sync")
+        self.sentinels = [self.start(self._sentinel_argv) for _ in range(3)]
+        _wait(self._sentinels_know_the_replica, "the sentinels to find the replica")
+
+    def _sentinel_argv(self, port: int) -> list[str]:
+        conf = os.path.join(self.node_dir(port), "sentinel.conf")
+        with open(conf, "w") as out:
+            out.write(
+                f"port {port}\nbind 127.0.0.1\ndir {self.node_dir(port)}\n"
+                f"sentinel monitor {SERVICE} 127.0.0.1 {self.primary} 2\n"
+                f"sentinel down-after-milliseconds {SERVICE} 1000\n"
+                f"sentinel failover-timeout {SERVICE} 3000\n"
+                f"sentinel parallel-syncs {SERVICE} 1\n"
+            )
         # redis-sentinel is redis-server started in sentinel mode (the same binary)
         sentinel = shutil.which("redis-sentinel")
-        for port in self.sentinels:
-            conf = os.path.join(self.node_dir(port), "sentinel.conf")
-            with open(conf, "w") as out:
-                out.write(
-                    f"port {port}\nbind 127.0.0.1\ndir {self.node_dir(port)}\n"
-                    f"sentinel monitor {SERVICE} 127.0.0.1 {self.primary} 2\n"
-                    f"sentinel down-after-milliseconds {SERVICE} 1000\n"
-                    f"sentinel failover-timeout {SERVICE} 3000\n"
-                    f"sentinel parallel-syncs {SERVICE} 1\n"
-                )
-            argv = [sentinel, conf] if sentinel else [binary("redis-server"), conf, "--sentinel"]
-            self.spawn(port, argv)
-        _wait(self._sentinels_know_the_replica, "the sentinels to find the replica")
+        return [sentinel, conf] if sentinel else [binary("redis-server"), conf, "--sentinel"]
 
     def _replicating(self) -> bool:
         return b"master_link_status:up" in command(self.replica, "INFO", "replication")
@@ -204,18 +220,14 @@ class ClusterLayout(Processes):
             _wait(self._synced, "every replica's first sync")
 
     def _node(self, extra: tuple[str, ...]) -> int:
-        """Start one cluster node on a free port (another port if that one is taken)."""
-        for _ in range(5):
-            port = _cluster_port()
-            argv = server_argv(port, self.node_dir(port))
-            argv += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
-            try:
-                self.spawn(port, [*argv, "--cluster-node-timeout", "2000", *extra])
-            except PortTakenError:
-                del self.processes[port]
-                continue
-            return port
-        raise RuntimeError("no free port for a cluster node after 5 tries")
+        """Start one cluster node on a free port whose bus port is free too."""
+
+        def argv(port: int) -> list[str]:
+            node = server_argv(port, self.node_dir(port))
+            node += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
+            return [*node, "--cluster-node-timeout", "2000", *extra]
+
+        return self.start(argv, _cluster_port)
 
     def _synced(self) -> bool:
         online = [command(p, "INFO", "replication").count(b"state=online") for p in self.ports]

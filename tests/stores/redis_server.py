@@ -32,29 +32,39 @@ class RedisServer:
     def __init__(self, binary: str) -> None:
         self.binary = binary
         self.dir = tempfile.mkdtemp(prefix="mcpgen-redis-")
-        self.port = _free_port()
         self.process: subprocess.Popen[bytes] | None = None
-        self.start()
+        for _ in range(5):  # a port found free can be taken before the server binds it
+            self.port = _free_port()
+            if self.start(may_fail=True):
+                return
+        raise RuntimeError("redis-server found no free port in 5 tries")
 
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
-    def start(self) -> None:
+    def start(self, may_fail: bool = False) -> bool:
+        """Start the server on `self.port`; True once it answers there itself (its own
+        process id, not another server's that took the port first). With `may_fail`,
+        False when it exited (its port taken) instead of raising."""
         argv = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1"]
         argv += ["--save", "", "--appendonly", "no", "--dir", self.dir]
-        self.process = subprocess.Popen(
+        process = self.process = subprocess.Popen(
             argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.dir
         )
+        mine = b"process_id:%d\r\n" % process.pid
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
+            if process.poll() is not None and may_fail:
+                return False
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as sock:
-                    sock.sendall(b"PING\r\n")
-                    if sock.recv(16).startswith(b"+PONG"):
-                        return
+                    sock.sendall(b"INFO server\r\n")
+                    if mine in sock.recv(65536):
+                        return True
             except OSError:
-                time.sleep(0.02)
+                pass
+            time.sleep(0.02)
         raise RuntimeError(f"redis-server did not start on port {self.port}")
 
     def stop(self) -> None:
