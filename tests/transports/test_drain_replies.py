@@ -192,11 +192,15 @@ def test_a_legacy_request_waiting_for_the_clients_answer_gets_a_503_error(
 ) -> None:
     """`confirm` returned its input request (the reply deferred, no work of its own
     left for a drain to cancel: its stream stayed open, unanswered); `ask` awaits the
-    answer (with JSON only, its cancelled work was answered 202, as a notification)."""
+    answer (with JSON only, its cancelled work was answered 202, as a notification).
+    A JSON-only POST's input request goes out on the session's GET stream."""
 
     async def main() -> tuple[int, Any]:
         app = server.asgi_app(shutdown_grace_seconds=0.2)
         session = await _session(app, "2025-11-25")
+        if "text/event-stream" not in accept:  # the input request's way to the client
+            get = Exchange(app, "GET", {**session, "accept": "text/event-stream"})
+            assert (await get.start())[0] == 200
         body = json.dumps(rpc(5, "tools/call", {"name": tool, "arguments": {}})).encode()
         exchange = Exchange(app, "POST", {**session, "accept": accept}, body)
         await asyncio.sleep(0.2)  # the input request is out

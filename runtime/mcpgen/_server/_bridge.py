@@ -41,6 +41,10 @@ from mcpgen_types.latest import INTERNAL_ERROR
 __all__ = ["MAX_ROUNDS", "LegacyBridge", "Loop", "loop_sleep"]
 
 MAX_ROUNDS: Final = 16
+NO_CHANNEL: Final = (
+    "cannot send {method} to the client: no stream to it is open (the request takes"
+    " no event stream and the session has no GET stream)"
+)
 _encode = msgspec.json.Encoder().encode
 
 # Runs the handler of a call again (with `call.input_responses` and `call.state` set)
@@ -152,7 +156,9 @@ class LegacyBridge:
         self._next_id += 1
         oid = self._next_id
         waiting = self.awaited[oid] = _Awaited(call, frame["method"], loop.create_future())
-        call.channel.request(_encode(t.JSONRPCRequest(id=oid, **frame)))
+        if call.channel.request(_encode(t.JSONRPCRequest(id=oid, **frame))) is False:
+            del self.awaited[oid]
+            raise McpError(INTERNAL_ERROR, NO_CHANNEL.format(method=frame["method"]))
         timer = None
         if timeout is not None:
             timer = loop.call_later(timeout, lambda: self._expire(oid, timeout))
@@ -193,7 +199,13 @@ class LegacyBridge:
             self.outbound[oid] = pending
             frames.append(_encode(t.JSONRPCRequest(id=oid, **frame)))
         for f in frames:
-            call.channel.request(f)
+            if call.channel.request(f) is False:  # no way to the client: answer now
+                for oid in pending.waiting:
+                    self.outbound.pop(oid, None)
+                method = input_request_method(next(iter(out.requests.values())))
+                return rpc.error_frame(
+                    call.request_id, INTERNAL_ERROR, NO_CHANNEL.format(method=method)
+                )
         return DEFERRED
 
     def answer(self, frame: rpc.Frame, kind: int, channel: Channel) -> None:

@@ -130,9 +130,12 @@ class Channel(abc.ABC):
     def notify(self, frame: bytes) -> None:
         """Write one frame to the peer (every transport does it its own way)."""
 
-    def request(self, frame: bytes) -> None:
-        """A legacy server-to-client request (by default sent as `notify` sends)."""
+    def request(self, frame: bytes) -> bool | None:
+        """A legacy server-to-client request (by default sent as `notify` sends).
+        False: the transport has no open way to the client for it (nothing was sent),
+        so whoever awaits its answer fails at once instead of waiting."""
         self.notify(frame)
+        return None
 
     def reply(self, frame: bytes) -> None:
         """The request's reply (by default sent as `notify` sends)."""

@@ -229,8 +229,8 @@ class _Tap(Channel):
     def notify(self, frame: bytes) -> None:
         self.inner.notify(frame)
 
-    def request(self, frame: bytes) -> None:
-        self.inner.request(self.session.request_out(frame, self.op.ctx))
+    def request(self, frame: bytes) -> bool | None:
+        return self.inner.request(self.session.request_out(frame, self.op.ctx))
 
     def reply(self, frame: bytes) -> None:
         if not self.op.done:

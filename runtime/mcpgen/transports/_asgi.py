@@ -105,6 +105,18 @@ class ResponseStream(Channel):
             if self._waiter is not None:
                 self.wake()
 
+    # False for a response that cannot stream (its client takes JSON only): a
+    # server-to-client request then goes to `detour` (the session's GET stream), and
+    # with none open it is refused, so that its asker fails now rather than waits.
+    streaming = True
+    detour: Callable[[bytes], bool] | None = None
+
+    def request(self, frame: bytes) -> bool | None:
+        if self.streaming:
+            self.notify(frame)
+            return None
+        return self.detour is not None and self.detour(frame)
+
     def reply(self, frame: bytes) -> None:
         if not self.closed:
             self.final = frame

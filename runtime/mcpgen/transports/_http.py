@@ -258,6 +258,9 @@ class McpAsgiApp:
         channel.body = body  # (for the reply to work a drain cancels: its id)
         channel.auth = scope.get("mcpgen.auth")  # the verified token (`_http_auth`)
         channel.peer = peer_of(scope)  # an anonymous client's quotas count against it
+        if not sse_ok:  # JSON only: requests to the client need the session's GET stream
+            channel.streaming = False
+            channel.detour = None if http_session is None else http_session.to_stream
         outcome = session.receive(body, channel)
         if type(outcome) is Refusal and await refuse(self.gate, scope, send, outcome):
             return  # judged by the core: the token lacks a scope the request needs

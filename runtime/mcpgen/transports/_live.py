@@ -58,6 +58,13 @@ class HttpSession:
         backlog, self.backlog = self.backlog, []
         return backlog
 
+    def to_stream(self, frame: bytes) -> bool:
+        """Write `frame` to the newest open GET stream; False when none is open here."""
+        if not self.streams:
+            return False
+        self.streams[-1].notify(frame)
+        return True
+
     def requeue(self, frames: list[bytes]) -> None:
         """Put frames a closed stream never wrote back before the backlog."""
         if frames:

@@ -42,7 +42,7 @@ class LoopChannel(Channel):
         self.headers = inner.headers
         self.principal = inner.principal
 
-    def _post(self, write: Callable[[bytes], None], frame: bytes) -> None:
+    def _post(self, write: Callable[[bytes], object], frame: bytes) -> None:
         # A closed loop has nobody left to read the frame.
         with contextlib.suppress(RuntimeError):
             self.loop.call_soon_threadsafe(write, frame)
