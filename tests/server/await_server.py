@@ -24,8 +24,8 @@ class Name(msgspec.Struct):
     name: str
 
 
-def build() -> Server:
-    server = Server("await-input")
+def build(**options: Any) -> Server:
+    server = Server("await-input", **options)
 
     @server.tool
     async def two_questions(ctx: Context, tag: str) -> str:

@@ -15,15 +15,22 @@ import pytest
 
 from mcpgen import Context, InputRequired, elicit_form
 from tests.server.await_server import build
+from tests.stores.redis_server import redis_url
 from tests.transports.httpharness import iter_sse, rpc, serve
 
 VERSION = "2025-06-18"
 JSON_ONLY = {"content-type": "application/json", "accept": "application/json"}
 
 
-@pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    server = build()
+@pytest.fixture(
+    scope="module", params=["memory", pytest.param("redis", marks=pytest.mark.needs_redis)]
+)
+def url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The server alone, and one whose legacy streams go through the shared event log."""
+    options: dict[str, Any] = {}
+    if request.param == "redis":
+        options = {"redis": redis_url(), "state_keys": ["k" * 32]}
+    server = build(**options)
 
     @server.tool
     def returns_its_question(ctx: Context) -> Any:
@@ -84,9 +91,21 @@ def test_json_only_call_without_get_stream_fails_at_once(url: str, returned: boo
         assert r.status_code == 200 and "tools" in r.json()["result"]
 
 
-def test_json_only_call_with_get_stream_asks_there(url: str) -> None:
+def test_json_only_call_with_get_stream_asks_there(
+    url: str, request: pytest.FixtureRequest
+) -> None:
+    """Alone, the question goes to the GET stream. With a shared event log (Redis) the
+    GET stream carries logged events only, so the call fails at once (it waited for its
+    timeout: the question was written where nothing reads it)."""
     with httpx.Client(timeout=10) as http:
         headers = open_session(http, url)
+        if request.node.callspec.params["url"] == "redis":
+            get = {**headers, "accept": "text/event-stream"}
+            with httpx.Client(timeout=10) as side, side.stream("GET", url, headers=get) as s:
+                assert s.status_code == 200
+                reply = http.post(url, content=call_waits(2), headers=headers).json()
+            assert "no stream to it is open" in reply["error"]["message"], reply
+            return
         asked: list[dict[str, Any]] = []
         ready = threading.Event()
         opened = threading.Event()

@@ -260,7 +260,9 @@ class McpAsgiApp:
         channel.peer = peer_of(scope)  # an anonymous client's quotas count against it
         if not sse_ok:  # JSON only: requests to the client need the session's GET stream
             channel.streaming = False
-            channel.detour = None if http_session is None else http_session.to_stream
+            # (with a shared log a GET stream writes logged events only: refused too)
+            logged = self.legacy_sessions.shared is not None
+            channel.detour = None if http_session is None or logged else http_session.to_stream
         outcome = session.receive(body, channel)
         if type(outcome) is Refusal and await refuse(self.gate, scope, send, outcome):
             return  # judged by the core: the token lacks a scope the request needs
